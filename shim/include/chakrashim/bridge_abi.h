@@ -1,0 +1,67 @@
+/* The C interface between the preloaded core (libchakrashim.so) and the
+ * torch bridge (libchakrashim_torch.so). Plain C structs of function
+ * pointers and PODs only: no C++ type crosses the boundary, because the two
+ * libraries are built against different runtimes' expectations (the bridge
+ * against the user's libtorch, the core against nothing but libc/libstdc++).
+ *
+ * Versioning: a side accepts a table whose abi_version equals its own and
+ * whose struct_size is at least what it reads. */
+#ifndef CHAKRASHIM_BRIDGE_ABI_H
+#define CHAKRASHIM_BRIDGE_ABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CHAKRASHIM_ABI_VERSION 1u
+
+/* Log levels, as CHAKRA_LOG_LEVEL orders them. */
+enum chakrashim_log_level {
+  CHAKRASHIM_LOG_ERROR = 0,
+  CHAKRASHIM_LOG_WARN = 1,
+  CHAKRASHIM_LOG_INFO = 2,
+  CHAKRASHIM_LOG_DEBUG = 3
+};
+
+/* What the core offers the bridge. */
+typedef struct chakrashim_core_api {
+  uint32_t abi_version;
+  uint32_t struct_size;
+  const char* core_version;
+  /* One line to stderr with the core's "[chakrashim rank R]" prefix; the
+   * bridge logs through this rather than its own logger, because torch
+   * bundles its own fmt. Thread-safe; never throws. */
+  void (*log)(int level, const char* message);
+} chakrashim_core_api;
+
+/* What the bridge tells the core. */
+typedef struct chakrashim_bridge_api {
+  uint32_t abi_version;
+  uint32_t struct_size;
+  const char* torch_version; /* the torch it was built against, e.g. "2.13.0" */
+} chakrashim_bridge_api;
+
+enum chakrashim_attach_status {
+  CHAKRASHIM_ATTACH_OK = 0,
+  /* The loaded libtorch is not the one the bridge was built for. */
+  CHAKRASHIM_ATTACH_TORCH_MISMATCH = 1,
+  /* The core's table has another ABI version. */
+  CHAKRASHIM_ATTACH_ABI_MISMATCH = 2,
+  CHAKRASHIM_ATTACH_FAILED = 3
+};
+
+/* Exported by the bridge as "chakrashim_bridge_attach". Called once, on
+ * Python's main thread with the GIL held, after libtorch finished loading.
+ * On any status but OK the bridge has logged one line and registered
+ * nothing; the core then leaves torch alone. */
+typedef int (*chakrashim_bridge_attach_fn)(const chakrashim_core_api* core,
+                                           chakrashim_bridge_api* out);
+#define CHAKRASHIM_BRIDGE_ATTACH_SYMBOL "chakrashim_bridge_attach"
+#define CHAKRASHIM_BRIDGE_LIBRARY "libchakrashim_torch.so"
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CHAKRASHIM_BRIDGE_ABI_H */

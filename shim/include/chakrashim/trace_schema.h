@@ -1,0 +1,69 @@
+// Every name of the Kineto-format device trace and of our `chakrashim`
+// metadata object, spelled once. The writers and tools/ share this header
+// (TRACE_FORMAT.md is the contract).
+#pragma once
+
+#include <string_view>
+
+namespace chakrashim::schema {
+
+// Top level, before traceEvents.
+inline constexpr std::string_view kSchemaVersion = "schemaVersion";
+inline constexpr std::string_view kDeviceProperties = "deviceProperties";
+inline constexpr std::string_view kDistributedInfo = "distributedInfo";
+inline constexpr std::string_view kTraceEvents = "traceEvents";
+// Top level, after traceEvents.
+inline constexpr std::string_view kTraceName = "traceName";
+inline constexpr std::string_view kDisplayTimeUnit = "displayTimeUnit";
+inline constexpr std::string_view kBaseTimeNanoseconds = "baseTimeNanoseconds";
+inline constexpr std::string_view kChakrashim = "chakrashim";
+
+// distributedInfo. HTA reads the rank with the regex "rank":\s+(\d+), first
+// match in the file, so "rank" is written with a space after the colon and
+// appears nowhere before this object.
+inline constexpr std::string_view kBackend = "backend";
+inline constexpr std::string_view kRank = "rank";
+inline constexpr std::string_view kWorldSize = "world_size";
+inline constexpr std::string_view kPgCount = "pg_count";
+inline constexpr std::string_view kPgConfig = "pg_config";
+inline constexpr std::string_view kHtaRankRegex = R"("rank":\s+(\d+))";
+
+// Event fields and categories.
+inline constexpr std::string_view kPh = "ph";
+inline constexpr std::string_view kCat = "cat";
+inline constexpr std::string_view kName = "name";
+inline constexpr std::string_view kPid = "pid";
+inline constexpr std::string_view kTid = "tid";
+inline constexpr std::string_view kTs = "ts";
+inline constexpr std::string_view kDur = "dur";
+inline constexpr std::string_view kArgs = "args";
+inline constexpr std::string_view kCatCpuOp = "cpu_op";
+inline constexpr std::string_view kCatUserAnnotation = "user_annotation";
+inline constexpr std::string_view kProfilerStepPrefix = "ProfilerStep#";
+inline constexpr std::string_view kExternalId = "External id";
+inline constexpr std::string_view kRecordFunctionId = "Record function id";
+inline constexpr std::string_view kSequenceNumber = "Sequence number";
+inline constexpr std::string_view kFwdThreadId = "Fwd thread id";
+
+// Our metadata object. It must never hold a key named "rank".
+inline constexpr std::string_view kMetaVersion = "version";
+inline constexpr std::string_view kMetaTorchVersion = "torch_version";
+inline constexpr std::string_view kMetaSteps = "steps";
+inline constexpr std::string_view kMetaStart = "start";
+inline constexpr std::string_view kMetaEnd = "end";
+inline constexpr std::string_view kMetaWarmup = "warmup";
+inline constexpr std::string_view kMetaActive = "active";
+inline constexpr std::string_view kMetaCaptured = "captured";
+inline constexpr std::string_view kMetaCutShort = "cut_short";
+inline constexpr std::string_view kMetaPartialLastStep = "partial_last_step";
+inline constexpr std::string_view kMetaReason = "reason";
+inline constexpr std::string_view kMetaRanks = "ranks";
+inline constexpr std::string_view kMetaFilter = "filter";
+inline constexpr std::string_view kMetaHostTrace = "host_trace";
+inline constexpr std::string_view kMetaDeviceTrace = "device_trace";
+inline constexpr std::string_view kMetaCupti = "cupti";
+inline constexpr std::string_view kMetaDroppedRecords = "dropped_records";
+inline constexpr std::string_view kMetaClock = "clock";
+inline constexpr std::string_view kMetaTruncatedAt = "truncated_at";
+
+}  // namespace chakrashim::schema

@@ -1,0 +1,221 @@
+#include "config/config.h"
+
+#include <regex.h>
+#include <signal.h>
+
+#include <algorithm>
+
+#include "config/config_vars.h"
+
+namespace chakrashim::config {
+
+namespace {
+
+const VarSpec& spec(std::string_view name) {
+  for (const auto& v : kConfigVars)
+    if (v.name == name) return v;
+  return kConfigVars[0];  // unreachable: every caller names a table entry
+}
+
+// The value as it may appear inside one log line: printable ASCII kept,
+// everything else as \xNN, and long values cut.
+std::string quoted(std::string_view value) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "'";
+  for (std::size_t i = 0; i < value.size() && i < 80; ++i) {
+    const auto c = static_cast<unsigned char>(value[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\'' && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  if (value.size() > 80) out += "...";
+  return out + "'";
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// Collects errors while reading one variable at a time.
+class Reader {
+ public:
+  explicit Reader(const EnvSnapshot& env) : env_(env) {}
+
+  std::optional<std::string_view> raw(std::string_view name) const { return env_.get(name); }
+
+  void fail(std::string_view name, std::string_view value, std::string_view why = {}) {
+    std::string line = std::string(name) + "=" + quoted(value) + " is not accepted: ";
+    line += why.empty() ? "expected " + std::string(spec(name).grammar) : std::string(why);
+    errors_.push_back(std::move(line));
+  }
+
+  template <typename T, typename Parse>
+  void read(std::string_view name, T& out, Parse parse) {
+    const auto value = raw(name);
+    if (!value) return;
+    if (auto parsed = parse(*value)) {
+      out = *parsed;
+    } else {
+      fail(name, *value);
+    }
+  }
+
+  std::vector<std::string> take_errors() { return std::move(errors_); }
+
+ private:
+  const EnvSnapshot& env_;
+  std::vector<std::string> errors_;
+};
+
+std::optional<std::string> non_empty(std::string_view v) {
+  if (v.empty()) return std::nullopt;
+  return std::string(v);
+}
+
+std::optional<LogLevel> parse_level(std::string_view v) {
+  const std::string w = ascii_lower(v);
+  if (w == "error") return LogLevel::error;
+  if (w == "warn" || w == "warning") return LogLevel::warn;
+  if (w == "info") return LogLevel::info;
+  if (w == "debug") return LogLevel::debug;
+  return std::nullopt;
+}
+
+std::optional<int> parse_signal(std::string_view v) {
+  std::string w = ascii_lower(v);
+  if (w == "none") return 0;
+  if (w.rfind("sig", 0) == 0) w.erase(0, 3);
+  if (w == "usr1") return SIGUSR1;
+  if (w == "usr2") return SIGUSR2;
+  return std::nullopt;
+}
+
+std::optional<std::string> parse_regex(std::string_view v) {
+  if (v.empty()) return std::nullopt;
+  regex_t re;
+  const std::string pattern(v);
+  if (regcomp(&re, pattern.c_str(), REG_EXTENDED | REG_NOSUB) != 0) return std::nullopt;
+  regfree(&re);
+  return pattern;
+}
+
+void warn_unknown(const EnvSnapshot& env, std::vector<std::string>& warnings) {
+  for (const auto& [name, value] : env.all()) {
+    if (name.rfind("CHAKRA_", 0) != 0) continue;
+    const auto known = std::find_if(kConfigVars.begin(), kConfigVars.end(),
+                                    [&](const VarSpec& v) { return v.name == name; });
+    if (known != kConfigVars.end()) continue;
+    std::string line = "unknown variable " + name + " is ignored";
+    const VarSpec* best = nullptr;
+    std::size_t best_distance = 3;
+    for (const auto& v : kConfigVars) {
+      const std::size_t d = edit_distance(name, v.name);
+      if (d < best_distance) best = &v, best_distance = d;
+    }
+    if (best) line += " (did you mean " + std::string(best->name) + "?)";
+    warnings.push_back(std::move(line));
+  }
+}
+
+}  // namespace
+
+ParseResult parse_config(const EnvSnapshot& env) {
+  ParseResult result;
+  Reader r(env);
+  const auto profile = r.raw("CHAKRA_PROFILE");
+  if (!profile) return result;
+  const auto on = parse_bool(*profile);
+  if (!on) {
+    // Neither on nor off: the user meant something, so say it, but stay inert.
+    result.enabled = true;
+    r.fail("CHAKRA_PROFILE", *profile);
+    result.errors = r.take_errors();
+    return result;
+  }
+  if (!*on) return result;
+  result.enabled = true;
+  warn_unknown(env, result.warnings);
+
+  Config c;
+  r.read("CHAKRA_START_STEP", c.start_step, parse_decimal);
+  c.end_step = c.start_step;
+  r.read("CHAKRA_END_STEP", c.end_step, parse_decimal);
+  r.read("CHAKRA_WARMUP_STEPS", c.warmup_steps, parse_decimal);
+  r.read("CHAKRA_ACTIVE_STEPS", c.active_steps, parse_decimal);
+  r.read("CHAKRA_TRACE_DIR", c.trace_dir, non_empty);
+  r.read("CHAKRA_RANKS", c.ranks, [](std::string_view v) {
+    auto set = parse_rank_list(v);
+    return set ? std::optional<std::optional<RankSet>>(std::move(set)) : std::nullopt;
+  });
+  if (c.ranks) c.ranks_text = std::string(*r.raw("CHAKRA_RANKS"));
+  r.read("CHAKRA_RANK", c.rank_override, [](std::string_view v) {
+    auto n = parse_decimal(v);
+    return n ? std::optional<std::optional<std::uint64_t>>(n) : std::nullopt;
+  });
+  r.read("CHAKRA_JOB_ID", c.job_id_override, [](std::string_view v) {
+    auto id = parse_job_id(v);
+    return id ? std::optional<std::optional<std::string>>(id) : std::nullopt;
+  });
+  r.read("CHAKRA_OVERWRITE", c.overwrite, parse_bool);
+  r.read("CHAKRA_HOST_TRACE", c.host_trace, parse_bool);
+  r.read("CHAKRA_DEVICE_TRACE", c.device_trace, parse_bool);
+  r.read("CHAKRA_STEP_MARKER", c.step_marker, non_empty);
+  r.read("CHAKRA_LOG_LEVEL", c.log_level, parse_level);
+  r.read("CHAKRA_PROCESS_FILTER", c.process_filter, [](std::string_view v) {
+    auto re = parse_regex(v);
+    return re ? std::optional<std::optional<std::string>>(re) : std::nullopt;
+  });
+  r.read("CHAKRA_GZIP", c.gzip, parse_bool);
+  r.read("CHAKRA_MAX_MEMORY", c.max_memory, parse_byte_size);
+  r.read("CHAKRA_EXIT_TIMEOUT", c.exit_timeout_s, [](std::string_view v) {
+    auto n = parse_decimal(v);
+    return n && *n <= 3600 ? n : std::nullopt;
+  });
+  r.read("CHAKRA_FLUSH_SIGNAL", c.flush_signal, parse_signal);
+  r.read("CHAKRA_CUPTI_LIB", c.cupti_lib, [](std::string_view v) {
+    auto p = non_empty(v);
+    return p ? std::optional<std::optional<std::string>>(p) : std::nullopt;
+  });
+
+  // Rules across variables, checked only on values that parsed.
+  auto errors = r.take_errors();
+  const auto has_error = [&](std::string_view name) {
+    return std::any_of(errors.begin(), errors.end(), [&](const std::string& e) {
+      return e.compare(0, name.size() + 1, std::string(name) + "=") == 0;
+    });
+  };
+  if (!r.raw("CHAKRA_TRACE_DIR")) {
+    errors.push_back(
+        "CHAKRA_TRACE_DIR is not set: it is required when CHAKRA_PROFILE is on; "
+        "give the directory the traces go to");
+  }
+  if (c.active_steps == 0 && !has_error("CHAKRA_ACTIVE_STEPS")) {
+    r.fail("CHAKRA_ACTIVE_STEPS", *r.raw("CHAKRA_ACTIVE_STEPS"), "expected at least 1");
+  }
+  if (c.end_step < c.start_step && !has_error("CHAKRA_END_STEP") &&
+      !has_error("CHAKRA_START_STEP")) {
+    r.fail("CHAKRA_END_STEP", *r.raw("CHAKRA_END_STEP"),
+           "expected a step at or after CHAKRA_START_STEP=" + std::to_string(c.start_step));
+  }
+  for (auto& e : r.take_errors()) errors.push_back(std::move(e));
+  result.errors = std::move(errors);
+  if (result.errors.empty()) result.config = std::move(c);
+  return result;
+}
+
+}  // namespace chakrashim::config

@@ -1,0 +1,54 @@
+// EnvSnapshot -> Config, or one-line errors naming the variable, the value
+// and what is accepted (DESIGN.md section 3). Pure: no I/O, no globals.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/env_snapshot.h"
+#include "config/value_grammar.h"
+
+namespace chakrashim::config {
+
+enum class LogLevel { error = 0, warn = 1, info = 2, debug = 3 };
+
+struct Config {
+  std::uint64_t start_step = 2;
+  std::uint64_t end_step = 2;
+  std::uint64_t warmup_steps = 0;
+  std::uint64_t active_steps = 1;
+  std::string trace_dir;
+  std::optional<RankSet> ranks;
+  std::optional<std::string> ranks_text;  // as given, for the trace metadata
+  std::optional<std::uint64_t> rank_override;
+  std::optional<std::string> job_id_override;
+  bool overwrite = false;
+  bool host_trace = true;
+  bool device_trace = true;
+  std::string step_marker = "Optimizer.step#";
+  LogLevel log_level = LogLevel::info;
+  std::optional<std::string> process_filter;
+  bool gzip = false;
+  std::uint64_t max_memory = 1ULL << 30;
+  std::uint64_t exit_timeout_s = 20;
+  int flush_signal = 0;  // 0 = none, else SIGUSR1 or SIGUSR2
+  std::optional<std::string> cupti_lib;
+};
+
+struct ParseResult {
+  // False when CHAKRA_PROFILE is unset or false: the library stays inert and
+  // says nothing, whatever the other variables hold.
+  bool enabled = false;
+  // Set when enabled and every variable is valid.
+  std::optional<Config> config;
+  // One line per bad variable; non-empty means inert.
+  std::vector<std::string> errors;
+  // Lines worth printing that do not stop capture (unknown CHAKRA_ names).
+  std::vector<std::string> warnings;
+};
+
+ParseResult parse_config(const EnvSnapshot& env);
+
+}  // namespace chakrashim::config

@@ -1,0 +1,34 @@
+// A value copy of the environment variables chakrashim reads: every CHAKRA_*
+// variable plus the launchers' rank, size and job variables. It is filled
+// once per process by preload/read_environ.cpp (the only reader of the
+// environment) or by tests, and handed to the pure parsers.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace chakrashim::config {
+
+class EnvSnapshot {
+ public:
+  EnvSnapshot() = default;
+  EnvSnapshot(std::initializer_list<std::pair<std::string, std::string>> vars)
+      : vars_(vars) {}
+
+  // True for the names this snapshot keeps: "CHAKRA_*" and the launcher
+  // variables of DESIGN.md section 4.1.
+  static bool wanted(std::string_view name);
+
+  // Later values of the same name replace earlier ones, as getenv would see.
+  void set(std::string_view name, std::string_view value);
+  std::optional<std::string_view> get(std::string_view name) const;
+  const std::vector<std::pair<std::string, std::string>>& all() const { return vars_; }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> vars_;
+};
+
+}  // namespace chakrashim::config

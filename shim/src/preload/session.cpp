@@ -1,0 +1,139 @@
+#include "preload/session.h"
+
+#include <dlfcn.h>
+
+#include <new>
+
+#include "preload/log.h"
+#include "target/target_decision.h"
+
+namespace chakrashim::preload {
+
+namespace {
+
+void core_log(int level, const char* message) {
+  if (level < 0 || level > 3 || !message) return;
+  log::line(static_cast<config::LogLevel>(level), message);
+}
+
+// The real dlopen; the interposed one would only pass through.
+using DlopenFn = void* (*)(const char*, int);
+DlopenFn real_dlopen() { return reinterpret_cast<DlopenFn>(::dlsym(RTLD_NEXT, "dlopen")); }
+
+}  // namespace
+
+Session& Session::instance() {
+  // Placement into static storage, never destroyed (see the header).
+  alignas(Session) static unsigned char storage[sizeof(Session)];
+  static Session* session = new (storage) Session();
+  return *session;
+}
+
+void Session::start() {
+  if (state() != State::not_started) return;
+  const config::EnvSnapshot env = read_environ();
+  config::ParseResult parsed = config::parse_config(env);
+  if (!parsed.enabled) {
+    state_.store(State::inert, std::memory_order_release);
+    return;
+  }
+  const config::Config& effective = parsed.config ? *parsed.config : config::Config{};
+  if (parsed.config) log::set_level(parsed.config->log_level);
+  identity_ = target::resolve_identity(env, effective);
+  log::set_rank(identity_.rank);
+
+  const target::ProcessInfo process = current_process();
+  const target::TargetDecision decision = target::decide_target(effective, identity_, process);
+  if (!decision.target) {
+    log::debug("inert: {}", decision.reason);
+    state_.store(State::inert, std::memory_order_release);
+    return;
+  }
+  python_ = find_python_api();
+  if (!parsed.errors.empty()) {
+    config_errors_ = std::move(parsed.errors);
+    state_.store(State::reporting, std::memory_order_release);
+    return;
+  }
+  for (const auto& w : parsed.warnings) config_errors_.push_back(w);
+  config_ = std::move(parsed.config);
+  if (config_->trace_dir.front() != '/') {
+    // Resolved once, so that a job that changes folders still writes where
+    // it was started.
+    config_->trace_dir = working_directory() + "/" + config_->trace_dir;
+  }
+  state_.store(State::watching, std::memory_order_release);
+}
+
+void Session::on_dlopen() {
+  const State s = state();
+  if (s != State::watching && s != State::reporting) return;
+  if (call_scheduled_.load(std::memory_order_relaxed)) return;
+  if (!python_.usable()) {
+    // Python may be embedded and loaded after us; look again.
+    python_ = find_python_api();
+    if (!python_.usable()) return;
+  }
+  if (!python_.is_initialized()) return;
+  if (call_scheduled_.exchange(true)) return;
+  if (python_.add_pending_call(&Session::pending_call, this) != 0)
+    call_scheduled_.store(false);  // Python's queue is full: try at the next dlopen
+}
+
+int Session::pending_call(void* self) {
+  // Runs on Python's main thread, between bytecodes, after the dlopen that
+  // scheduled it has returned. Always returns 0: -1 would raise in the job.
+  auto* session = static_cast<Session*>(self);
+  try {
+    session->after_libtorch_seen();
+  } catch (...) {
+    session->state_.store(State::refused);
+  }
+  return 0;
+}
+
+void Session::after_libtorch_seen() {
+  if (!libtorch_loaded()) {
+    call_scheduled_.store(false);  // not yet: a later dlopen schedules again
+    return;
+  }
+  if (state() == State::reporting) {
+    for (const auto& e : config_errors_) log::error("{}; chakrashim stays off in this process", e);
+    state_.store(State::inert);
+    return;
+  }
+  for (const auto& w : config_errors_) log::warn("{}", w);
+  config_errors_.clear();
+  attach_bridge();
+}
+
+void Session::attach_bridge() {
+  const std::string path = own_directory() + "/" CHAKRASHIM_BRIDGE_LIBRARY;
+  const DlopenFn load = real_dlopen();
+  void* handle = load ? load(path.c_str(), RTLD_NOW | RTLD_LOCAL) : nullptr;
+  if (!handle) {
+    const char* why = ::dlerror();
+    log::error("cannot load the torch bridge {}: {}; capture is off", path, why ? why : "?");
+    state_.store(State::refused);
+    return;
+  }
+  auto attach = reinterpret_cast<chakrashim_bridge_attach_fn>(
+      ::dlsym(handle, CHAKRASHIM_BRIDGE_ATTACH_SYMBOL));
+  if (!attach) {
+    log::error("{} has no {}; capture is off", path, CHAKRASHIM_BRIDGE_ATTACH_SYMBOL);
+    state_.store(State::refused);
+    return;
+  }
+  core_api_ = {CHAKRASHIM_ABI_VERSION, sizeof(chakrashim_core_api), CHAKRASHIM_VERSION, &core_log};
+  bridge_api_ = {};
+  const int status = attach(&core_api_, &bridge_api_);
+  if (status != CHAKRASHIM_ATTACH_OK) {
+    // The bridge said why in one line. It stays mapped: unloading a library
+    // that touched libtorch is not worth the risk.
+    state_.store(State::refused);
+    return;
+  }
+  state_.store(State::attached);
+}
+
+}  // namespace chakrashim::preload

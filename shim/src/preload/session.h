@@ -1,0 +1,60 @@
+// The core's one global: what this process decided at start, and the path
+// from "libtorch appeared" to an attached bridge.
+//
+// Lifecycle (each arrow happens at most once):
+//   inert                      CHAKRA_PROFILE off, or not a target
+//   watching -> attached       a target: the bridge loads once libtorch does
+//   watching -> refused        the bridge refused (another torch) or failed
+//   reporting -> inert         the configuration was bad: its lines are
+//                              printed once, when libtorch appears, i.e. in
+//                              processes that would have been targets
+//
+// Threads: start() runs in the constructor, before the job has threads.
+// on_dlopen() runs on any thread, inside dlopen's caller, and only reads
+// atomics. The pending call runs on Python's main thread with the GIL.
+#pragma once
+
+#include <atomic>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chakrashim/bridge_abi.h"
+#include "config/config.h"
+#include "preload/os_seams.h"
+#include "target/identity.h"
+
+namespace chakrashim::preload {
+
+enum class State : int { not_started = 0, inert, watching, reporting, attached, refused };
+
+class Session {
+ public:
+  // The process-wide instance. Never destroyed: dlopen can run during exit,
+  // after static destructors, and must still find a valid object.
+  static Session& instance();
+
+  // Reads the environment once and decides what this process is.
+  void start();
+  // Called by the dlopen wrapper on every dlopen, before the real one.
+  // It only schedules work; it never loads or probes anything itself.
+  void on_dlopen();
+
+  State state() const { return state_.load(std::memory_order_acquire); }
+
+ private:
+  static int pending_call(void*);
+  void after_libtorch_seen();
+  void attach_bridge();
+
+  std::atomic<State> state_{State::not_started};
+  std::atomic<bool> call_scheduled_{false};
+  PythonApi python_;
+  std::optional<config::Config> config_;
+  target::Identity identity_;
+  std::vector<std::string> config_errors_;
+  chakrashim_core_api core_api_{};
+  chakrashim_bridge_api bridge_api_{};
+};
+
+}  // namespace chakrashim::preload

@@ -1,0 +1,33 @@
+// Rank, world size and job identity from the launcher's variables, by the
+// precedence of DESIGN.md section 4.1. Pure.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "config/env_snapshot.h"
+
+namespace chakrashim::target {
+
+struct Identity {
+  std::uint64_t rank = 0;
+  std::string rank_source;  // the variable the rank came from, or "default"
+  std::optional<std::uint64_t> world_size;
+  std::string job_id = "0";
+  std::uint64_t restart_count = 0;  // TORCHELASTIC_RESTART_COUNT
+  // Launcher variables that were set but unreadable, one line each; they are
+  // skipped as if unset.
+  std::vector<std::string> notes;
+};
+
+// CHAKRA_RANK overrides; else RANK (torchrun wins over an enclosing srun),
+// OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, MV2_COMM_WORLD_RANK,
+// SLURM_PROCID; else 0. World size comes from the family of the rank's
+// variable. Job id: CHAKRA_JOB_ID, else SLURM_JOB_ID, else "0".
+//   {RANK=3, WORLD_SIZE=8, SLURM_PROCID=0, SLURM_NTASKS=2} -> rank 3 of 8
+Identity resolve_identity(const config::EnvSnapshot& env, const config::Config& config);
+
+}  // namespace chakrashim::target

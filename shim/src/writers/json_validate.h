@@ -1,0 +1,12 @@
+// Whether a file holds exactly one well-formed JSON document. Streams the
+// file through a SAX parser that builds nothing, so memory stays bounded.
+#pragma once
+
+#include <string>
+
+namespace chakrashim::writers {
+
+// Empty when valid; else one line saying where parsing failed.
+std::string validate_json_file(const std::string& path);
+
+}  // namespace chakrashim::writers

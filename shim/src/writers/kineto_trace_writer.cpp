@@ -1,0 +1,135 @@
+#include "writers/kineto_trace_writer.h"
+
+#include <cstdio>
+
+#include "chakrashim/trace_schema.h"
+
+namespace chakrashim::writers {
+
+namespace s = chakrashim::schema;
+
+std::int64_t base_time_ns(std::int64_t first_event_ns) {
+  constexpr std::int64_t kNinetyDaysNs = 90LL * 24 * 3600 * 1000000000LL;
+  if (first_event_ns < 0) return 0;
+  return first_event_ns - first_event_ns % kNinetyDaysNs;
+}
+
+std::string format_us(std::int64_t ns, std::int64_t base_ns) {
+  const std::int64_t d = ns - base_ns;
+  const std::uint64_t mag = d < 0 ? static_cast<std::uint64_t>(-(d + 1)) + 1 : static_cast<std::uint64_t>(d);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%s%llu.%03llu", d < 0 ? "-" : "",
+                static_cast<unsigned long long>(mag / 1000),
+                static_cast<unsigned long long>(mag % 1000));
+  return buf;
+}
+
+void KinetoTraceWriter::begin(const TraceHeader& header) {
+  json_.begin_object().newline();
+  json_.key(s::kSchemaVersion).value(1).newline();
+  json_.key(s::kDeviceProperties).begin_array();
+  for (const auto& device : header.device_properties_json) json_.raw(device);
+  json_.end_array().newline();
+  const auto& d = header.distributed;
+  json_.key(s::kDistributedInfo).begin_object();
+  json_.key(s::kBackend).value(d.backend);
+  json_.key(s::kRank).value(d.rank);
+  if (d.world_size) json_.key(s::kWorldSize).value(*d.world_size);
+  if (d.pg_count) json_.key(s::kPgCount).value(*d.pg_count);
+  if (d.pg_config_json) json_.key(s::kPgConfig).raw(*d.pg_config_json);
+  json_.end_object().newline();
+  json_.key(s::kTraceEvents).begin_array().newline();
+}
+
+void KinetoTraceWriter::span_head(std::string_view cat, std::string_view name, std::int64_t pid,
+                                  std::int64_t tid, std::int64_t start_ns, std::int64_t end_ns) {
+  json_.begin_object();
+  json_.key(s::kPh).value("X");
+  json_.key(s::kCat).value(cat);
+  json_.key(s::kName).value(name);
+  json_.key(s::kPid).value(pid);
+  json_.key(s::kTid).value(tid);
+  json_.key(s::kTs).raw(format_us(start_ns, base_ns_));
+  json_.key(s::kDur).raw(format_us(end_ns, start_ns));
+}
+
+void KinetoTraceWriter::host_span(const HostSpan& span) {
+  const auto cat = span.category == HostCategory::cpu_op ? s::kCatCpuOp : s::kCatUserAnnotation;
+  span_head(cat, span.name, span.pid, span.tid, span.start_ns, span.end_ns);
+  json_.key(s::kArgs).begin_object();
+  json_.key(s::kExternalId).value(span.external_id);
+  if (span.rf_id != 0) json_.key(s::kRecordFunctionId).value(span.rf_id);
+  if (span.sequence_nr) json_.key(s::kSequenceNumber).value(*span.sequence_nr);
+  if (span.fwd_thread_id) json_.key(s::kFwdThreadId).value(*span.fwd_thread_id);
+  json_.end_object();
+  json_.end_object().newline();
+}
+
+void KinetoTraceWriter::step_span(const StepSpan& step) {
+  const std::string name = std::string(s::kProfilerStepPrefix) + std::to_string(step.step);
+  span_head(s::kCatUserAnnotation, name, step.pid, step.tid, step.start_ns, step.end_ns);
+  json_.key(s::kArgs).begin_object();
+  json_.key(s::kExternalId).value(step.external_id);
+  json_.end_object();
+  json_.end_object().newline();
+}
+
+void KinetoTraceWriter::process_name(std::int64_t pid, std::string_view name) {
+  json_.begin_object();
+  json_.key(s::kName).value("process_name").key(s::kPh).value("M");
+  json_.key(s::kTs).value(0).key(s::kPid).value(pid).key(s::kTid).value(0);
+  json_.key(s::kArgs).begin_object().key(s::kName).value(name).end_object();
+  json_.end_object().newline();
+}
+
+void KinetoTraceWriter::thread_name(std::int64_t pid, std::int64_t tid, std::string_view name) {
+  json_.begin_object();
+  json_.key(s::kName).value("thread_name").key(s::kPh).value("M");
+  json_.key(s::kTs).value(0).key(s::kPid).value(pid).key(s::kTid).value(tid);
+  json_.key(s::kArgs).begin_object().key(s::kName).value(name).end_object();
+  json_.end_object().newline();
+}
+
+bool KinetoTraceWriter::end(const TraceTrailer& t) {
+  json_.end_array().newline();
+  json_.key(s::kTraceName).value(t.trace_name).newline();
+  json_.key(s::kDisplayTimeUnit).value("ms").newline();
+  json_.key(s::kBaseTimeNanoseconds).value(base_ns_).newline();
+  json_.key(s::kChakrashim).begin_object();
+  json_.key(s::kMetaVersion).value(t.version);
+  json_.key(s::kMetaTorchVersion).value(t.torch_version);
+  json_.key(s::kMetaSteps).begin_object();
+  json_.key(s::kMetaStart).value(t.steps.start).key(s::kMetaEnd).value(t.steps.end);
+  json_.key(s::kMetaWarmup).value(t.steps.warmup).key(s::kMetaActive).value(t.steps.active);
+  json_.key(s::kMetaCaptured).begin_array();
+  for (auto step : t.steps.captured) json_.value(step);
+  json_.end_array();
+  json_.key(s::kMetaCutShort).value(t.steps.cut_short);
+  json_.key(s::kMetaPartialLastStep);
+  if (t.steps.partial_last_step) json_.value(*t.steps.partial_last_step);
+  else json_.null();
+  json_.key(s::kMetaReason).value(t.steps.reason);
+  json_.end_object();
+  json_.key(s::kMetaRanks).begin_object();
+  json_.key(s::kMetaFilter);
+  if (t.ranks_filter) json_.value(*t.ranks_filter);
+  else json_.null();
+  json_.key(s::kWorldSize);
+  if (t.world_size) json_.value(*t.world_size);
+  else json_.null();
+  json_.end_object();
+  json_.key(s::kMetaHostTrace).value(t.host_trace);
+  json_.key(s::kMetaDeviceTrace).begin_object();
+  json_.key(s::kMetaCupti).value(t.cupti);
+  json_.key(s::kMetaDroppedRecords).value(t.dropped_records);
+  json_.key(s::kMetaClock).value(t.clock);
+  json_.key(s::kMetaTruncatedAt);
+  if (t.truncated_at_ns) json_.raw(format_us(*t.truncated_at_ns, base_ns_));
+  else json_.null();
+  json_.end_object();
+  json_.end_object().newline();
+  json_.end_object().newline();
+  return json_.flush();
+}
+
+}  // namespace chakrashim::writers

@@ -1,0 +1,83 @@
+// Events -> the device trace in Kineto's JSON format (TRACE_FORMAT.md),
+// written in one pass to a ByteSink:
+//   { schemaVersion, deviceProperties, distributedInfo,
+//     traceEvents: [...],
+//     traceName, displayTimeUnit, baseTimeNanoseconds, chakrashim: {...} }
+// Timestamps are microseconds relative to baseTimeNanoseconds with three
+// decimals, as Kineto writes them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chakrashim/events.h"
+#include "files/byte_sink.h"
+#include "writers/json_emitter.h"
+
+namespace chakrashim::writers {
+
+// Kineto floors its base time to about three months so that every rank of a
+// job shares it; we floor to 90 days.
+//   1716423322416788000 -> 1715212800000000000
+std::int64_t base_time_ns(std::int64_t first_event_ns);
+// (base + 1234567 ns, base) -> "1234.567"; negative offsets keep the sign.
+std::string format_us(std::int64_t ns, std::int64_t base_ns);
+
+struct DistributedInfo {
+  std::string backend;  // "gloo", "nccl", or "" when torch.distributed is down
+  std::uint64_t rank = 0;
+  std::optional<std::uint64_t> world_size;
+  std::optional<std::uint64_t> pg_count;
+  std::optional<std::string> pg_config_json;  // a JSON array, as torch gives it
+};
+
+struct TraceHeader {
+  DistributedInfo distributed;
+  std::vector<std::string> device_properties_json;  // one JSON object per device
+};
+
+struct StepsMeta {
+  std::uint64_t start = 0, end = 0, warmup = 0, active = 1;
+  std::vector<std::uint64_t> captured;
+  bool cut_short = false;
+  std::optional<std::uint64_t> partial_last_step;
+  std::string reason = "end_step";  // end_step, exit, signal:SIGTERM, memory_cap, ...
+};
+
+struct TraceTrailer {
+  std::string trace_name;
+  std::string version;
+  std::string torch_version;
+  StepsMeta steps;
+  std::optional<std::string> ranks_filter;
+  std::optional<std::uint64_t> world_size;
+  std::string host_trace = "on";  // on, off, or why it was skipped
+  std::string cupti = "absent";   // ok, absent, refused, disabled, profiler_active
+  std::uint64_t dropped_records = 0;
+  std::string clock = "realtime";
+  std::optional<std::int64_t> truncated_at_ns;
+};
+
+class KinetoTraceWriter {
+ public:
+  KinetoTraceWriter(files::ByteSink& sink, std::int64_t base_ns) : json_(sink), base_ns_(base_ns) {}
+
+  void begin(const TraceHeader& header);
+  void host_span(const HostSpan& span);
+  void step_span(const StepSpan& step);
+  void process_name(std::int64_t pid, std::string_view name);
+  void thread_name(std::int64_t pid, std::int64_t tid, std::string_view name);
+  // Closes traceEvents and the document; false if any write failed.
+  bool end(const TraceTrailer& trailer);
+
+ private:
+  void span_head(std::string_view cat, std::string_view name, std::int64_t pid, std::int64_t tid,
+                 std::int64_t start_ns, std::int64_t end_ns);
+
+  JsonEmitter json_;
+  std::int64_t base_ns_;
+};
+
+}  // namespace chakrashim::writers

@@ -1,0 +1,91 @@
+// The `chakrashim` command. Subcommands print their own --help; exit codes
+// are 0 (clean), 1 (findings) and 2 (usage errors).
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "config/config_vars.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: chakrashim <command> [options]\n"
+    "\n"
+    "Chakra traces from unmodified PyTorch jobs. Capture with\n"
+    "  CHAKRA_PROFILE=1 CHAKRA_TRACE_DIR=DIR LD_PRELOAD=<prefix>/lib/libchakrashim.so python train.py\n"
+    "\n"
+    "commands:\n"
+    "  vars [--markdown]   list every CHAKRA_* variable with its grammar and default\n"
+    "\n"
+    "options:\n"
+    "  -h, --help          this text\n"
+    "  --version           the version\n"
+    "\n"
+    "Not in this version yet: check, link, report (see README.md).\n";
+
+constexpr const char* kVarsUsage =
+    "usage: chakrashim vars [--markdown]\n"
+    "\n"
+    "Lists every CHAKRA_* variable the preloaded library reads: its grammar,\n"
+    "default and meaning. --markdown prints the table README.md carries.\n";
+
+void print_markdown() {
+  std::printf("| variable | accepted values | default | meaning |\n");
+  std::printf("|---|---|---|---|\n");
+  for (const auto& v : chakrashim::config::kConfigVars) {
+    std::printf("| `%.*s` | %.*s | %.*s | %.*s |\n", static_cast<int>(v.name.size()),
+                v.name.data(), static_cast<int>(v.grammar.size()), v.grammar.data(),
+                static_cast<int>(v.fallback.size()), v.fallback.data(),
+                static_cast<int>(v.doc.size()), v.doc.data());
+  }
+}
+
+void print_plain() {
+  for (const auto& v : chakrashim::config::kConfigVars) {
+    std::printf("%.*s\n    %.*s\n    accepted: %.*s\n    default: %.*s\n",
+                static_cast<int>(v.name.size()), v.name.data(), static_cast<int>(v.doc.size()),
+                v.doc.data(), static_cast<int>(v.grammar.size()), v.grammar.data(),
+                static_cast<int>(v.fallback.size()), v.fallback.data());
+  }
+}
+
+int run_vars(int argc, char** argv) {
+  bool markdown = false;
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kVarsUsage, stdout);
+      return 0;
+    }
+    if (arg == "--markdown") {
+      markdown = true;
+      continue;
+    }
+    std::fprintf(stderr, "chakrashim vars: unknown option '%s'\n%s", argv[i], kVarsUsage);
+    return 2;
+  }
+  markdown ? print_markdown() : print_plain();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  const std::string_view command = argv[1];
+  if (command == "-h" || command == "--help" || command == "help") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (command == "--version") {
+    std::printf("chakrashim %s\n", CHAKRASHIM_VERSION);
+    return 0;
+  }
+  if (command == "vars") return run_vars(argc, argv);
+  std::fprintf(stderr, "chakrashim: unknown command '%s'\n%s", argv[1], kUsage);
+  return 2;
+}
