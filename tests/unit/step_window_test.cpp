@@ -348,6 +348,7 @@ TEST(StepWindow, CutBeforeTheWindowHasCapturedNothing) {
   w.attach();
   w.step_ended();
   const Cut c = w.cut();
+  EXPECT_TRUE(c.cut_short) << "the window never reached END";
   EXPECT_TRUE(c.captured.empty());
   EXPECT_EQ(c.current, 1u);
   EXPECT_EQ(c.phase, Phase::before);

@@ -14,7 +14,7 @@ const char* phase_name(Phase phase) {
 
 Phase StepWindow::phase_of(const Schedule& s, std::uint64_t step) {
   if (step < s.start) return Phase::before;
-  if (step > s.end + 1) return Phase::after;
+  if (step > s.end) return Phase::after;
   const std::uint64_t offset = step - s.start;
   const std::uint64_t cycle = s.warmup + s.active;
   // If warmup + active wraps, one cycle is longer than any offset.

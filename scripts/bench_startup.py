@@ -1,0 +1,73 @@
+"""What a process pays for inheriting LD_PRELOAD=libchakrashim.so.
+
+Runs each program under three environments, interleaved run by run so that
+drift in the machine hits all alike:
+  plain     no preload
+  inert     preload, CHAKRA_PROFILE unset
+  target    preload, CHAKRA_PROFILE=1 with a valid configuration (the process
+            is a target, but never imports torch, so it never arms)
+and prints the median wall time of each and the ratio to plain, with the
+spread (interquartile range). Target ratio: <= 1.05.
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def measure(cmd, env, runs_per_env, order):
+    times = {name: [] for name in order}
+    for _ in range(runs_per_env):
+        for name in order:
+            t0 = time.perf_counter()
+            subprocess.run(cmd, env=env[name], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, check=True)
+            times[name].append(time.perf_counter() - t0)
+    return times
+
+
+def quartiles(values):
+    q = statistics.quantiles(values, n=4)
+    return q[0], q[2]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--preload", required=True)
+    ap.add_argument("--quick", action="store_true", help="few runs: proves the script works")
+    args = ap.parse_args()
+    runs = 8 if args.quick else 200
+    scrub = {k: v for k, v in os.environ.items()
+             if not k.startswith("CHAKRA_") and k != "LD_PRELOAD"}
+    with tempfile.TemporaryDirectory() as d:
+        env = {
+            "plain": dict(scrub),
+            "inert": dict(scrub, LD_PRELOAD=args.preload),
+            "target": dict(scrub, LD_PRELOAD=args.preload, CHAKRA_PROFILE="1",
+                           CHAKRA_TRACE_DIR=os.path.join(d, "t"), CHAKRA_START_STEP="5"),
+        }
+        programs = [("/bin/true", ["/bin/true"]),
+                    ("python -c pass", [sys.executable, "-c", "pass"])]
+        order = ["plain", "inert", "target"]
+        print(f"startup cost of the preload: median over {runs} interleaved runs each "
+              f"(ratio to plain; target <= 1.05){' [quick mode: not a measurement]' if args.quick else ''}")
+        print(f"{'program':<16}{'env':<8}{'median ms':>10}{'IQR ms':>16}{'ratio':>8}")
+        for label, cmd in programs:
+            times = measure(cmd, env, runs if "python" not in label else max(4, runs // 4), order)
+            base = statistics.median(times["plain"])
+            for name in order:
+                med = statistics.median(times[name])
+                lo, hi = quartiles(times[name])
+                print(f"{label:<16}{name:<8}{med * 1e3:>10.3f}{lo * 1e3:>8.3f}-{hi * 1e3:<7.3f}"
+                      f"{med / base:>8.3f}")
+        if os.path.exists(os.path.join(d, "t")):
+            print("bench: a trace folder was created by a process that never stepped", file=sys.stderr)
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

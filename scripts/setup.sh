@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and installs chakrashim into a prefix.
+#
+#   scripts/setup.sh [--build DIR] [--prefix DIR] [-- extra cmake args]
+#
+# Debian packages come from apt (only the missing ones), torch from PyPI
+# pinned to 2.13.0 (a CPU build) when the Python on PATH has none. Safe to
+# run again: it only does what is left to do.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+build=$root/build
+prefix=""
+cmake_args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) build=$2; shift ;;
+    --prefix) prefix=$2; shift ;;
+    --) shift; cmake_args=("$@"); break ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "setup.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+prefix=${prefix:-$build/prefix}
+log() { echo "[setup] $*"; }
+
+# --- Debian packages ---------------------------------------------------------
+# Build: compilers, CMake, Ninja, binutils (readelf for the torch build-id).
+# Libraries: spdlog/fmt and nlohmann_json (header-only in the preload),
+# GoogleTest, zlib. clang-14 with its runtimes: sanitizer and fuzzer builds.
+packages=(build-essential cmake ninja-build binutils pkg-config
+          libspdlog-dev libfmt-dev nlohmann-json3-dev libgtest-dev libgmock-dev zlib1g-dev
+          clang-14 libclang-rt-14-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  log "installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi
+
+# --- torch --------------------------------------------------------------------
+# The real interpreter behind `python3` (which may be pyenv's shell shim).
+python=$(python3 -c 'import sys; print(sys.executable)')
+if ! "$python" -c 'import torch' 2>/dev/null; then
+  log "installing torch==2.13.0 into $python"
+  "$python" -m pip install -q torch==2.13.0
+fi
+log "torch $("$python" -c 'import torch; print(torch.__version__)') at $python"
+
+# --- build and install ----------------------------------------------------------
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DPython3_EXECUTABLE="$python" "${cmake_args[@]}" >/dev/null
+elif [ ${#cmake_args[@]} -gt 0 ]; then
+  cmake "$build" "${cmake_args[@]}" >/dev/null
+fi
+cmake --build "$build" -j "$(nproc)"
+cmake --install "$build" --prefix "$prefix" >/dev/null
+log "installed into $prefix:"
+log "  preload   $prefix/lib/libchakrashim.so"
+log "  bridge    $prefix/lib/libchakrashim_torch.so"
+log "  command   $prefix/bin/chakrashim"
