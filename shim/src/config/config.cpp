@@ -17,25 +17,6 @@ const VarSpec& spec(std::string_view name) {
   return kConfigVars[0];  // unreachable: every caller names a table entry
 }
 
-// The value as it may appear inside one log line: printable ASCII kept,
-// everything else as \xNN, and long values cut.
-std::string quoted(std::string_view value) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "'";
-  for (std::size_t i = 0; i < value.size() && i < 80; ++i) {
-    const auto c = static_cast<unsigned char>(value[i]);
-    if (c >= 0x20 && c < 0x7f && c != '\'' && c != '\\') {
-      out += static_cast<char>(c);
-    } else {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  if (value.size() > 80) out += "...";
-  return out + "'";
-}
-
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
@@ -59,7 +40,7 @@ class Reader {
   std::optional<std::string_view> raw(std::string_view name) const { return env_.get(name); }
 
   void fail(std::string_view name, std::string_view value, std::string_view why = {}) {
-    std::string line = std::string(name) + "=" + quoted(value) + " is not accepted: ";
+    std::string line = std::string(name) + "=" + quote_for_log(value) + " is not accepted: ";
     line += why.empty() ? "expected " + std::string(spec(name).grammar) : std::string(why);
     errors_.push_back(std::move(line));
   }
@@ -90,7 +71,7 @@ std::optional<std::string> non_empty(std::string_view v) {
 std::optional<LogLevel> parse_level(std::string_view v) {
   const std::string w = ascii_lower(v);
   if (w == "error") return LogLevel::error;
-  if (w == "warn" || w == "warning") return LogLevel::warn;
+  if (w == "warn") return LogLevel::warn;
   if (w == "info") return LogLevel::info;
   if (w == "debug") return LogLevel::debug;
   return std::nullopt;

@@ -48,7 +48,7 @@ inline constexpr std::array<VarSpec, 20> kConfigVars{{
      "host memory for one window's events"},
     {"CHAKRA_EXIT_TIMEOUT", "decimal digits (seconds), at most 3600", "20",
      "how long exit may wait for the writers"},
-    {"CHAKRA_FLUSH_SIGNAL", "USR1, USR2 or none", "none",
+    {"CHAKRA_FLUSH_SIGNAL", "USR1, USR2 (SIGUSR1, SIGUSR2) or none, any case", "none",
      "a signal that finishes the window now and lets the job go on"},
     {"CHAKRA_CUPTI_LIB", "a file path", "search",
      "the libcupti to load instead of searching for one"},

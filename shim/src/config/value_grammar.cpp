@@ -11,8 +11,25 @@ std::string ascii_lower(std::string_view text) {
   return out;
 }
 
+std::string quote_for_log(std::string_view value) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "'";
+  for (std::size_t i = 0; i < value.size() && i < 80; ++i) {
+    const auto c = static_cast<unsigned char>(value[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\'' && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  if (value.size() > 80) out += "...";
+  return out + "'";
+}
+
 std::optional<std::uint64_t> parse_decimal(std::string_view text) {
-  if (text.empty() || text.size() > 20) return std::nullopt;
+  if (text.empty()) return std::nullopt;
   std::uint64_t value = 0;
   constexpr auto kMax = std::numeric_limits<std::uint64_t>::max();
   for (char c : text) {

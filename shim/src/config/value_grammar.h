@@ -48,6 +48,11 @@ std::optional<RankSet> parse_rank_list(std::string_view text);
 //   "123456" -> ok   "run_7.b" -> ok   "" / "a/b" / ".." / "a b" -> nullopt
 std::optional<std::string> parse_job_id(std::string_view text);
 
+// A value as it may appear inside one log line: printable ASCII kept, other
+// bytes as \xNN, cut after 80 bytes, in single quotes.
+//   "abc" -> 'abc'    "a\nb" -> 'a\x0ab'
+std::string quote_for_log(std::string_view value);
+
 // Lowercases ASCII letters: "ON" -> "on".
 std::string ascii_lower(std::string_view text);
 

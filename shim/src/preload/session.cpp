@@ -50,12 +50,13 @@ void Session::start() {
     return;
   }
   python_ = find_python_api();
+  warnings_ = std::move(parsed.warnings);
+  for (auto& note : identity_.notes) warnings_.push_back(std::move(note));
   if (!parsed.errors.empty()) {
     config_errors_ = std::move(parsed.errors);
     state_.store(State::reporting, std::memory_order_release);
     return;
   }
-  for (const auto& w : parsed.warnings) config_errors_.push_back(w);
   config_ = std::move(parsed.config);
   if (config_->trace_dir.front() != '/') {
     // Resolved once, so that a job that changes folders still writes where
@@ -97,13 +98,14 @@ void Session::after_libtorch_seen() {
     call_scheduled_.store(false);  // not yet: a later dlopen schedules again
     return;
   }
+  for (const auto& w : warnings_) log::warn("{}", w);
+  warnings_.clear();
   if (state() == State::reporting) {
     for (const auto& e : config_errors_) log::error("{}; chakrashim stays off in this process", e);
+    config_errors_.clear();
     state_.store(State::inert);
     return;
   }
-  for (const auto& w : config_errors_) log::warn("{}", w);
-  config_errors_.clear();
   attach_bridge();
 }
 

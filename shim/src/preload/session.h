@@ -52,7 +52,8 @@ class Session {
   PythonApi python_;
   std::optional<config::Config> config_;
   target::Identity identity_;
-  std::vector<std::string> config_errors_;
+  std::vector<std::string> config_errors_;  // printed once, as errors
+  std::vector<std::string> warnings_;       // printed once, when torch appears
   chakrashim_core_api core_api_{};
   chakrashim_bridge_api bridge_api_{};
 };

@@ -30,8 +30,8 @@ std::optional<std::uint64_t> read_number(const config::EnvSnapshot& env, std::st
   const auto value = env.get(name);
   if (!value) return std::nullopt;
   const auto n = config::parse_decimal(*value);
-  if (!n) notes.push_back(std::string(name) + "='" + std::string(*value) +
-                          "' is not a number; ignored");
+  if (!n) notes.push_back(std::string(name) + "=" + config::quote_for_log(*value) +
+                          " is not a number; ignored");
   return n;
 }
 
@@ -63,8 +63,8 @@ Identity resolve_identity(const config::EnvSnapshot& env, const config::Config& 
     if (auto safe = config::parse_job_id(*slurm)) {
       id.job_id = *safe;
     } else {
-      id.notes.push_back("SLURM_JOB_ID='" + std::string(*slurm) +
-                         "' cannot name a folder; using job id 0");
+      id.notes.push_back("SLURM_JOB_ID=" + config::quote_for_log(*slurm) +
+                         " cannot name a folder; using job id 0");
     }
   }
   if (auto restarts = read_number(env, "TORCHELASTIC_RESTART_COUNT", id.notes))
