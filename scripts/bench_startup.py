@@ -6,6 +6,7 @@ drift in the machine hits all alike:
   inert     preload, CHAKRA_PROFILE unset
   target    preload, CHAKRA_PROFILE=1 with a valid configuration (the process
             is a target, but never imports torch, so it never arms)
+(plus "empty": an empty C library preloaded, the least any preload costs)
 and prints the median wall time of each and the ratio to plain, with the
 spread (interquartile range). Target ratio: <= 1.05.
 """
@@ -37,6 +38,7 @@ def quartiles(values):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--preload", required=True)
+    ap.add_argument("--empty-preload", help="an empty library, for a reference row")
     ap.add_argument("--quick", action="store_true", help="few runs: proves the script works")
     args = ap.parse_args()
     runs = 8 if args.quick else 200
@@ -52,6 +54,9 @@ def main():
         programs = [("/bin/true", ["/bin/true"]),
                     ("python -c pass", [sys.executable, "-c", "pass"])]
         order = ["plain", "inert", "target"]
+        if args.empty_preload:
+            env["empty"] = dict(scrub, LD_PRELOAD=args.empty_preload)
+            order.insert(1, "empty")
         print(f"startup cost of the preload: median over {runs} interleaved runs each "
               f"(ratio to plain; target <= 1.05){' [quick mode: not a measurement]' if args.quick else ''}")
         print(f"{'program':<16}{'env':<8}{'median ms':>10}{'IQR ms':>16}{'ratio':>8}")

@@ -19,15 +19,15 @@ std::optional<std::string> build_id_in_notes(const unsigned char* notes, std::si
   while (pos + sizeof(Elf64_Nhdr) <= size) {
     Elf64_Nhdr header;  // same layout as Elf32_Nhdr: three 32-bit words
     std::memcpy(&header, notes + pos, sizeof header);
-    pos += sizeof header;
-    const std::size_t name_at = pos;
-    const std::size_t name_len = pad(header.n_namesz, align);
-    if (name_len > size - pos) return std::nullopt;
-    pos += name_len;
-    const std::size_t desc_at = pos;
-    const std::size_t desc_len = pad(header.n_descsz, align);
-    if (desc_len > size - pos) return std::nullopt;
-    pos += desc_len;
+    // The descriptor and the next note start at multiples of `align` counted
+    // from the (aligned) segment start, as glibc, the kernel and readelf
+    // read them: with align 8, "GNU\0" ends at 16 and the descriptor follows
+    // it without padding.
+    const std::size_t name_at = pos + sizeof header;
+    if (header.n_namesz > size - name_at) return std::nullopt;
+    const std::size_t desc_at = pad(name_at + header.n_namesz, align);
+    if (desc_at > size || header.n_descsz > size - desc_at) return std::nullopt;
+    pos = pad(desc_at + header.n_descsz, align);
     if (header.n_type == NT_GNU_BUILD_ID && header.n_namesz == 4 &&
         std::memcmp(notes + name_at, "GNU", 4) == 0 && header.n_descsz > 0) {
       std::string hex;

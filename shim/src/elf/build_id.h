@@ -9,9 +9,10 @@
 
 namespace chakrashim::elf {
 
-// Scans one note segment (entries of Elf_Nhdr, name, desc, each padded to
-// `align`, which is 4 or 8) for an NT_GNU_BUILD_ID note owned by "GNU" and
-// returns its bytes as lowercase hex.
+// Scans one note segment (entries of Elf_Nhdr, name, desc; the desc and the
+// next entry start at multiples of `align`, 4 or 8, counted from the segment
+// start) for an NT_GNU_BUILD_ID note owned by "GNU" and returns its bytes as
+// lowercase hex.
 //   {namesz 4, descsz 2, type 3, "GNU\0", 0xb7 0x06} -> "b706"
 // Truncated or malformed input gives nullopt, never a read past `size`.
 std::optional<std::string> build_id_in_notes(const unsigned char* notes, std::size_t size,

@@ -5,14 +5,14 @@
 namespace chakrashim::files {
 
 namespace {
-constexpr unsigned kMaxIndexes = 10000;
+constexpr std::uint64_t kMaxIndexes = 10000;
 
 std::string join(const std::string& dir, const std::string& name) {
   if (!dir.empty() && dir.back() == '/') return dir + name;
   return dir + "/" + name;
 }
 
-Layout layout_at(const LayoutRequest& r, unsigned index) {
+Layout layout_at(const LayoutRequest& r, std::uint64_t index) {
   Layout l;
   l.index = index;
   l.host_dir = join(r.root, folder_name(r.job_id, TraceKind::host, index));
@@ -23,7 +23,7 @@ Layout layout_at(const LayoutRequest& r, unsigned index) {
 }
 }  // namespace
 
-std::string folder_name(const std::string& job_id, TraceKind kind, unsigned index) {
+std::string folder_name(const std::string& job_id, TraceKind kind, std::uint64_t index) {
   std::string name = job_id + (kind == TraceKind::host ? "_chakra" : "_kineto");
   if (index > 0) name += "." + std::to_string(index);
   return name;
@@ -37,10 +37,9 @@ std::string partial_path(const std::string& final_path) { return final_path + ".
 
 std::optional<Layout> choose_layout(const LayoutRequest& request,
                                     const std::function<bool(const std::string&)>& exists) {
-  const unsigned first =
-      request.restart_count < kMaxIndexes ? static_cast<unsigned>(request.restart_count) : 0;
+  const std::uint64_t first = request.restart_count;
   if (request.overwrite) return layout_at(request, first);
-  for (unsigned i = first; i < kMaxIndexes; ++i) {
+  for (std::uint64_t i = first; i - first < kMaxIndexes; ++i) {
     const Layout l = layout_at(request, i);
     const std::string device_plain = join(l.device_dir, rank_file_name(request.rank, false));
     const std::string device_gz = join(l.device_dir, rank_file_name(request.rank, true));

@@ -13,7 +13,7 @@ namespace chakrashim::files {
 enum class TraceKind { host, device };  // JOB_chakra/ and JOB_kineto/
 
 //   ("123", host, 0) -> "123_chakra"   ("0", device, 2) -> "0_kineto.2"
-std::string folder_name(const std::string& job_id, TraceKind kind, unsigned index);
+std::string folder_name(const std::string& job_id, TraceKind kind, std::uint64_t index);
 //   (3, false) -> "rank-3.json"   (3, true) -> "rank-3.json.gz"
 std::string rank_file_name(std::uint64_t rank, bool gzip);
 //   "/t/0_chakra/rank-0.json" -> "/t/0_chakra/rank-0.json.partial"
@@ -29,7 +29,7 @@ struct LayoutRequest {
 };
 
 struct Layout {
-  unsigned index = 0;
+  std::uint64_t index = 0;
   std::string host_dir, device_dir;    // .../JOB_chakra[.i], .../JOB_kineto[.i]
   std::string host_path, device_path;  // final file names in them
 };
@@ -38,7 +38,7 @@ struct Layout {
 // file (final or .partial, plain or .gz) exists in neither folder of index i.
 // Each rank decides alone, and every rank of one run gets the same answer.
 // With overwrite, i = restart_count. `exists` is asked about file paths only.
-// Returns nullopt if 10000 indexes are all taken.
+// Returns nullopt if the 10000 indexes from restart_count on are all taken.
 std::optional<Layout> choose_layout(const LayoutRequest& request,
                                     const std::function<bool(const std::string&)>& exists);
 

@@ -92,11 +92,14 @@ class Fd {
   int fd_;
 };
 
-bool fsync_path(const std::string& path, int flags) {
+// 0 on success, else the errno of the failing call (kept before close()
+// can change errno).
+int fsync_path(const std::string& path, int flags) {
   Fd fd(::open(path.c_str(), flags | O_CLOEXEC));
-  if (fd.get() < 0) return false;
+  if (fd.get() < 0) return errno;
   // EINVAL: the file system does not support fsync on this kind of file.
-  return ::fsync(fd.get()) == 0 || errno == EINVAL;
+  if (::fsync(fd.get()) != 0 && errno != EINVAL) return errno;
+  return 0;
 }
 
 // Renames without replacing an existing file. RENAME_NOREPLACE is refused by
@@ -149,7 +152,7 @@ PublishResult finalize_partial(const std::string& partial, const std::string& fi
     const std::string why = validate(partial);
     if (!why.empty()) return abandon(failure(partial, "validate", why));
   }
-  if (!fsync_path(partial, O_RDONLY)) return abandon(failure(partial, "fsync", errno));
+  if (const int err = fsync_path(partial, O_RDONLY)) return abandon(failure(partial, "fsync", err));
   const int err = overwrite ? (::rename(partial.c_str(), final_path.c_str()) == 0 ? 0 : errno)
                             : rename_no_replace(partial, final_path);
   if (err != 0) return abandon(failure(final_path, "rename", err));

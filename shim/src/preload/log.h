@@ -2,10 +2,10 @@
 // "[chakrashim rank R]". Each line goes out in a single write(2), so lines
 // from threads and processes never interleave, no lock is held that a
 // forked child could inherit, and nothing is registered in spdlog's global
-// registry (which belongs to the job). Never throws.
+// registry (which belongs to the job). Never throws, never allocates.
+// Callers build the message with std::string; there is no formatting library
+// in the preloaded core (see shim/CMakeLists.txt on its size).
 #pragma once
-
-#include <fmt/format.h>
 
 #include <cstdint>
 #include <string_view>
@@ -17,25 +17,12 @@ namespace chakrashim::log {
 void set_level(config::LogLevel level);
 void set_rank(std::uint64_t rank);
 bool enabled(config::LogLevel level);
+// Writes one line (newlines in `message` become spaces; cut at 1 KiB).
 void line(config::LogLevel level, std::string_view message);
 
-template <typename... Args>
-void write(config::LogLevel level, fmt::format_string<Args...> format, Args&&... args) {
-  if (!enabled(level)) return;
-  try {
-    line(level, fmt::format(format, std::forward<Args>(args)...));
-  } catch (...) {
-    // A formatting or allocation failure loses this line, nothing else.
-  }
-}
-
-template <typename... Args>
-void error(fmt::format_string<Args...> f, Args&&... a) { write(config::LogLevel::error, f, std::forward<Args>(a)...); }
-template <typename... Args>
-void warn(fmt::format_string<Args...> f, Args&&... a) { write(config::LogLevel::warn, f, std::forward<Args>(a)...); }
-template <typename... Args>
-void info(fmt::format_string<Args...> f, Args&&... a) { write(config::LogLevel::info, f, std::forward<Args>(a)...); }
-template <typename... Args>
-void debug(fmt::format_string<Args...> f, Args&&... a) { write(config::LogLevel::debug, f, std::forward<Args>(a)...); }
+inline void error(std::string_view m) { line(config::LogLevel::error, m); }
+inline void warn(std::string_view m) { line(config::LogLevel::warn, m); }
+inline void info(std::string_view m) { line(config::LogLevel::info, m); }
+inline void debug(std::string_view m) { line(config::LogLevel::debug, m); }
 
 }  // namespace chakrashim::log

@@ -45,7 +45,7 @@ void Session::start() {
   const target::ProcessInfo process = current_process();
   const target::TargetDecision decision = target::decide_target(effective, identity_, process);
   if (!decision.target) {
-    log::debug("inert: {}", decision.reason);
+    log::debug("inert: " + decision.reason);
     state_.store(State::inert, std::memory_order_release);
     return;
   }
@@ -98,10 +98,10 @@ void Session::after_libtorch_seen() {
     call_scheduled_.store(false);  // not yet: a later dlopen schedules again
     return;
   }
-  for (const auto& w : warnings_) log::warn("{}", w);
+  for (const auto& w : warnings_) log::warn(w);
   warnings_.clear();
   if (state() == State::reporting) {
-    for (const auto& e : config_errors_) log::error("{}; chakrashim stays off in this process", e);
+    for (const auto& e : config_errors_) log::error(e + "; chakrashim stays off in this process");
     config_errors_.clear();
     state_.store(State::inert);
     return;
@@ -115,14 +115,15 @@ void Session::attach_bridge() {
   void* handle = load ? load(path.c_str(), RTLD_NOW | RTLD_LOCAL) : nullptr;
   if (!handle) {
     const char* why = ::dlerror();
-    log::error("cannot load the torch bridge {}: {}; capture is off", path, why ? why : "?");
+    log::error("cannot load the torch bridge " + path + ": " + (why ? why : "?") +
+               "; capture is off");
     state_.store(State::refused);
     return;
   }
   auto attach = reinterpret_cast<chakrashim_bridge_attach_fn>(
       ::dlsym(handle, CHAKRASHIM_BRIDGE_ATTACH_SYMBOL));
   if (!attach) {
-    log::error("{} has no {}; capture is off", path, CHAKRASHIM_BRIDGE_ATTACH_SYMBOL);
+    log::error(path + " has no " CHAKRASHIM_BRIDGE_ATTACH_SYMBOL "; capture is off");
     state_.store(State::refused);
     return;
   }

@@ -20,7 +20,7 @@ namespace chakrashim::writers {
 
 // Kineto floors its base time to about three months so that every rank of a
 // job shares it; we floor to 90 days.
-//   1716423322416788000 -> 1715212800000000000
+//   1716423322416788000 -> 1710720000000000000
 std::int64_t base_time_ns(std::int64_t first_event_ns);
 // (base + 1234567 ns, base) -> "1234.567"; negative offsets keep the sign.
 std::string format_us(std::int64_t ns, std::int64_t base_ns);

@@ -1,0 +1,449 @@
+// Unit tests for atomic publishing (files/publish.h, DESIGN.md section 4.6):
+// a file is complete and valid under its final name, or it is not there, and
+// no .partial is left behind. Every test works on real files in its own
+// temporary folder.
+#include "files/publish.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <dirent.h>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "files/output_paths.h"
+#include "writers/json_validate.h"
+
+namespace chakrashim::files {
+namespace {
+
+bool exists(const std::string& p) {
+  struct stat st;
+  return ::lstat(p.c_str(), &st) == 0;
+}
+
+std::string read_all(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_raw(const std::string& p, const std::string& text) {
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+// rm -r, for the temporary folder.
+void remove_tree(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return;
+  if (S_ISDIR(st.st_mode)) {
+    if (DIR* d = ::opendir(path.c_str())) {
+      std::vector<std::string> names;
+      while (dirent* e = ::readdir(d)) {
+        const std::string n = e->d_name;
+        if (n != "." && n != "..") names.push_back(n);
+      }
+      ::closedir(d);
+      for (const auto& n : names) remove_tree(path + "/" + n);
+    }
+    ::rmdir(path.c_str());
+  } else {
+    ::unlink(path.c_str());
+  }
+}
+
+std::vector<std::string> list_dir(const std::string& path) {
+  std::vector<std::string> names;
+  if (DIR* d = ::opendir(path.c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      const std::string n = e->d_name;
+      if (n != "." && n != "..") names.push_back(n);
+    }
+    ::closedir(d);
+  }
+  return names;
+}
+
+std::function<bool(ByteSink&)> produce_text(std::string text) {
+  return [text = std::move(text)](ByteSink& sink) { return sink.write(text); };
+}
+
+const Validator kJson = [](const std::string& p) { return writers::validate_json_file(p); };
+
+class Publish : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/chakrashim_publish_XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    if (!dir_.empty()) remove_tree(dir_);
+  }
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+
+  std::string dir_;
+};
+
+// --- publish_file ---------------------------------------------------------
+
+TEST_F(Publish, PublishFileWritesTheContentAndLeavesNoPartial) {
+  const std::string final_path = path("rank-0.json");
+  const auto r = publish_file(final_path, produce_text(R"({"a": [1, 2, 3]})"), kJson, false);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_TRUE(r.error.empty());
+  EXPECT_EQ(read_all(final_path), R"({"a": [1, 2, 3]})");
+  EXPECT_FALSE(exists(partial_path(final_path)));
+  EXPECT_EQ(list_dir(dir_), std::vector<std::string>{"rank-0.json"});
+}
+
+TEST_F(Publish, PublishFileWithoutAValidatorPublishesWhatWasWritten) {
+  const std::string final_path = path("blob.bin");
+  std::string content("not json \0 at all", 17);
+  const auto r = publish_file(final_path, produce_text(content), nullptr, false);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(read_all(final_path), content);
+  EXPECT_FALSE(exists(partial_path(final_path)));
+}
+
+TEST_F(Publish, ManySmallWritesAndOneHugeWriteArriveInOrder) {
+  const std::string final_path = path("rank-1.json");
+  std::string expected;
+  const auto produce = [&expected](ByteSink& sink) {
+    bool ok = sink.write("[");
+    expected += "[";
+    for (int i = 0; i < 20000; ++i) {
+      const std::string item = (i ? ", " : "") + std::to_string(i);
+      ok = ok && sink.write(item);
+      expected += item;
+    }
+    // One write larger than any internal buffer.
+    std::string big = ", \"" + std::string(300000, 'x') + "\"";
+    ok = ok && sink.write(big);
+    expected += big;
+    ok = ok && sink.write("]");
+    expected += "]";
+    return ok && sink.ok();
+  };
+  const auto r = publish_file(final_path, produce, kJson, false);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(read_all(final_path), expected);
+}
+
+TEST_F(Publish, AValidatorFailureLeavesNoFinalFileAndNoPartial) {
+  const std::string final_path = path("rank-0.json");
+  const auto r = publish_file(final_path, produce_text(R"({"a": [1, 2)"), kJson, false);
+  EXPECT_FALSE(r.ok);
+  EXPECT_FALSE(exists(final_path));
+  EXPECT_FALSE(exists(partial_path(final_path)));
+  EXPECT_NE(r.error.find(final_path), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("validate"), std::string::npos) << r.error;
+  EXPECT_TRUE(list_dir(dir_).empty());
+}
+
+TEST_F(Publish, TheValidatorSeesTheCompleteFlushedPartial) {
+  const std::string final_path = path("rank-0.json");
+  const std::string content = "[" + std::string(200000, ' ') + "1]";
+  std::string seen_path, seen_content;
+  const Validator spy = [&](const std::string& p) {
+    seen_path = p;
+    seen_content = read_all(p);
+    return std::string();
+  };
+  const auto r = publish_file(final_path, produce_text(content), spy, false);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(seen_path, partial_path(final_path));
+  EXPECT_EQ(seen_content, content);
+}
+
+TEST_F(Publish, AValidatorReasonIsPassedOnInTheError) {
+  const std::string final_path = path("rank-0.json");
+  const Validator refuse = [](const std::string&) { return std::string("no ProfilerStep"); };
+  const auto r = publish_file(final_path, produce_text("{}"), refuse, false);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("no ProfilerStep"), std::string::npos) << r.error;
+  EXPECT_FALSE(exists(final_path));
+  EXPECT_FALSE(exists(partial_path(final_path)));
+}
+
+TEST_F(Publish, AProducerThatGivesUpLeavesNothing) {
+  const std::string final_path = path("rank-0.json");
+  bool validated = false;
+  const Validator spy = [&](const std::string&) {
+    validated = true;
+    return std::string();
+  };
+  const auto r = publish_file(
+      final_path,
+      [](ByteSink& sink) {
+        sink.write("{\"half\": ");
+        return false;
+      },
+      spy, false);
+  EXPECT_FALSE(r.ok);
+  EXPECT_FALSE(r.error.empty());
+  EXPECT_FALSE(validated);
+  EXPECT_FALSE(exists(final_path));
+  EXPECT_FALSE(exists(partial_path(final_path)));
+  EXPECT_TRUE(list_dir(dir_).empty());
+}
+
+TEST_F(Publish, AnExistingFinalFileIsNotReplacedWithoutOverwrite) {
+  const std::string final_path = path("rank-0.json");
+  write_raw(final_path, R"({"old": true})");
+  const auto r = publish_file(final_path, produce_text(R"({"new": true})"), kJson, false);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("rename"), std::string::npos) << r.error;
+  EXPECT_EQ(read_all(final_path), R"({"old": true})");
+  EXPECT_FALSE(exists(partial_path(final_path)));
+}
+
+TEST_F(Publish, AnExistingFinalFileIsReplacedWithOverwrite) {
+  const std::string final_path = path("rank-0.json");
+  write_raw(final_path, R"({"old": true})");
+  const auto r = publish_file(final_path, produce_text(R"({"new": true})"), kJson, true);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(read_all(final_path), R"({"new": true})");
+  EXPECT_FALSE(exists(partial_path(final_path)));
+}
+
+TEST_F(Publish, AnExistingPartialMakesPublishFailWithoutTouchingAnything) {
+  const std::string final_path = path("rank-0.json");
+  write_raw(final_path, R"({"old": true})");
+  write_raw(partial_path(final_path), "someone else's bytes");
+  bool produced = false;
+  const auto r = publish_file(
+      final_path,
+      [&](ByteSink& sink) {
+        produced = true;
+        return sink.write("{}");
+      },
+      kJson, true);
+  EXPECT_FALSE(r.ok);
+  EXPECT_FALSE(produced);
+  EXPECT_NE(r.error.find(partial_path(final_path)), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("create"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find(strerror(EEXIST)), std::string::npos) << r.error;
+  // Neither the final file nor the other writer's .partial was touched.
+  EXPECT_EQ(read_all(final_path), R"({"old": true})");
+  EXPECT_EQ(read_all(partial_path(final_path)), "someone else's bytes");
+}
+
+TEST_F(Publish, AnExistingPartialBlocksEvenAFirstPublish) {
+  const std::string final_path = path("rank-0.json");
+  write_raw(partial_path(final_path), "x");
+  const auto r = publish_file(final_path, produce_text("{}"), kJson, false);
+  EXPECT_FALSE(r.ok);
+  EXPECT_FALSE(exists(final_path));
+  EXPECT_EQ(read_all(partial_path(final_path)), "x");
+}
+
+TEST_F(Publish, AWriteFailureLeavesNoFinalFile) {
+  // A real write fault: a child process limits its file size and ignores
+  // SIGXFSZ, so write() fails with EFBIG part-way through a large file.
+  const std::string final_path = path("big.json");
+  const std::string partial = partial_path(final_path);
+  ::fflush(nullptr);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0) << strerror(errno);
+  if (child == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit limit {};
+    limit.rlim_cur = limit.rlim_max = 256 * 1024;
+    if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) ::_exit(10);
+    const auto produce = [](ByteSink& sink) {
+      sink.write("[");
+      const std::string chunk = "\"" + std::string(1000, 'y') + "\", ";
+      for (int i = 0; i < 8000; ++i) sink.write(chunk);  // about 8 MB
+      sink.write("0]");
+      return true;
+    };
+    const auto r = publish_file(final_path, produce, kJson, false);
+    if (r.ok) ::_exit(1);
+    if (r.error.find("write") == std::string::npos) ::_exit(2);
+    if (r.error.find(partial) == std::string::npos) ::_exit(3);
+    if (r.error.find(strerror(EFBIG)) == std::string::npos) ::_exit(4);
+    if (exists(final_path)) ::_exit(5);
+    if (exists(partial)) ::_exit(6);
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child died of signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "1: publish succeeded, 2: error does not say write, 3: error does not name the "
+         ".partial, 4: error does not say EFBIG, 5: final file exists, 6: .partial left, "
+         "10: setrlimit failed";
+  EXPECT_FALSE(exists(final_path));
+  EXPECT_FALSE(exists(partial));
+}
+
+TEST_F(Publish, WritingIntoAFolderPathThatIsAFileFailsCleanly) {
+  const std::string not_a_dir = path("plain");
+  write_raw(not_a_dir, "x");
+  const std::string final_path = not_a_dir + "/rank-0.json";
+  const auto r = publish_file(final_path, produce_text("{}"), kJson, false);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find(strerror(ENOTDIR)), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find(final_path), std::string::npos) << r.error;
+  EXPECT_EQ(read_all(not_a_dir), "x");
+  EXPECT_EQ(list_dir(dir_), std::vector<std::string>{"plain"});
+}
+
+TEST_F(Publish, WritingIntoAMissingFolderFailsCleanly) {
+  const std::string final_path = path("missing/rank-0.json");
+  const auto r = publish_file(final_path, produce_text("{}"), kJson, false);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find(strerror(ENOENT)), std::string::npos) << r.error;
+  EXPECT_TRUE(list_dir(dir_).empty());
+}
+
+// --- make_dirs ------------------------------------------------------------
+
+TEST_F(Publish, MakeDirsCreatesNestedFoldersAndIsIdempotent) {
+  const std::string nested = path("a/b/c/0_kineto.1");
+  ASSERT_TRUE(make_dirs(nested).ok);
+  struct stat st;
+  ASSERT_EQ(::stat(nested.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  const auto again = make_dirs(nested);
+  EXPECT_TRUE(again.ok) << again.error;
+  const auto slash = make_dirs(nested + "/");
+  EXPECT_TRUE(slash.ok) << slash.error;
+  // A file can be published into it.
+  EXPECT_TRUE(publish_file(nested + "/rank-0.json", produce_text("{}"), kJson, false).ok);
+}
+
+TEST_F(Publish, MakeDirsFailsWhenAComponentIsAFile) {
+  write_raw(path("file"), "x");
+  const auto r = make_dirs(path("file/sub/deeper"));
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find(path("file")), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("mkdir"), std::string::npos) << r.error;
+  EXPECT_FALSE(exists(path("file/sub")));
+  EXPECT_EQ(read_all(path("file")), "x");
+
+  // The last component being a file fails too.
+  const auto last = make_dirs(path("file"));
+  EXPECT_FALSE(last.ok);
+  EXPECT_NE(last.error.find(strerror(ENOTDIR)), std::string::npos) << last.error;
+}
+
+TEST_F(Publish, MakeDirsRefusesAnEmptyPath) { EXPECT_FALSE(make_dirs("").ok); }
+
+// --- claim_partial --------------------------------------------------------
+
+TEST_F(Publish, ClaimPartialCreatesAnEmptyFileExclusively) {
+  const std::string partial = path("rank-0.json.partial");
+  const auto first = claim_partial(partial);
+  ASSERT_TRUE(first.ok) << first.error;
+  struct stat st;
+  ASSERT_EQ(::stat(partial.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_size, 0);
+
+  write_raw(partial, "being written");
+  const auto second = claim_partial(partial);
+  EXPECT_FALSE(second.ok);
+  EXPECT_NE(second.error.find(partial), std::string::npos) << second.error;
+  EXPECT_NE(second.error.find(strerror(EEXIST)), std::string::npos) << second.error;
+  EXPECT_EQ(read_all(partial), "being written");
+}
+
+TEST_F(Publish, ClaimPartialFailsInAMissingFolder) {
+  const auto r = claim_partial(path("nope/rank-0.json.partial"));
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("create"), std::string::npos) << r.error;
+}
+
+// --- finalize_partial -----------------------------------------------------
+
+TEST_F(Publish, FinalizePartialRenamesAValidPartialSomeoneElseWrote) {
+  const std::string final_path = path("rank-0.json");
+  const std::string partial = partial_path(final_path);
+  ASSERT_TRUE(claim_partial(partial).ok);
+  write_raw(partial, R"({"schema": "1.1.1-chakra.0.0.4", "nodes": []})");
+  const auto r = finalize_partial(partial, final_path, kJson, false);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(read_all(final_path), R"({"schema": "1.1.1-chakra.0.0.4", "nodes": []})");
+  EXPECT_FALSE(exists(partial));
+}
+
+TEST_F(Publish, FinalizePartialRemovesAnInvalidPartial) {
+  const std::string final_path = path("rank-0.json");
+  const std::string partial = partial_path(final_path);
+  // An unfinalized ET: the observer never wrote its closing part.
+  write_raw(partial, R"({"schema": "1.1.1-chakra.0.0.4", "nodes": [{"id": 2},)");
+  const auto r = finalize_partial(partial, final_path, kJson, false);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find(partial), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("validate"), std::string::npos) << r.error;
+  EXPECT_FALSE(exists(partial));
+  EXPECT_FALSE(exists(final_path));
+}
+
+TEST_F(Publish, FinalizePartialRemovesAnEmptyPartial) {
+  const std::string final_path = path("rank-0.json");
+  const std::string partial = partial_path(final_path);
+  ASSERT_TRUE(claim_partial(partial).ok);
+  EXPECT_FALSE(finalize_partial(partial, final_path, kJson, false).ok);
+  EXPECT_FALSE(exists(partial));
+  EXPECT_FALSE(exists(final_path));
+}
+
+TEST_F(Publish, FinalizePartialNeverReplacesWithoutOverwrite) {
+  const std::string final_path = path("rank-0.json");
+  const std::string partial = partial_path(final_path);
+  write_raw(final_path, "[1]");
+  write_raw(partial, "[2]");
+  const auto r = finalize_partial(partial, final_path, kJson, false);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("rename"), std::string::npos) << r.error;
+  EXPECT_EQ(read_all(final_path), "[1]");
+  EXPECT_FALSE(exists(partial));
+
+  write_raw(partial, "[3]");
+  const auto o = finalize_partial(partial, final_path, kJson, true);
+  ASSERT_TRUE(o.ok) << o.error;
+  EXPECT_EQ(read_all(final_path), "[3]");
+  EXPECT_FALSE(exists(partial));
+}
+
+TEST_F(Publish, FinalizeOfAMissingPartialFails) {
+  const std::string final_path = path("rank-0.json");
+  const auto r = finalize_partial(partial_path(final_path), final_path, nullptr, false);
+  EXPECT_FALSE(r.ok);
+  EXPECT_FALSE(exists(final_path));
+}
+
+// --- validate_json_file, as publishing uses it ----------------------------
+
+TEST_F(Publish, ValidateJsonFileAcceptsOneDocumentOnly) {
+  const std::string p = path("doc.json");
+  write_raw(p, R"({"a": {"b": [true, null, 1.5e3, "x"]}})");
+  EXPECT_EQ(writers::validate_json_file(p), "");
+  write_raw(p, "{} {}");
+  EXPECT_NE(writers::validate_json_file(p), "");
+  write_raw(p, "");
+  EXPECT_NE(writers::validate_json_file(p), "");
+  write_raw(p, "[1, 2,]");
+  EXPECT_NE(writers::validate_json_file(p), "");
+  EXPECT_NE(writers::validate_json_file(path("absent.json")), "");
+}
+
+}  // namespace
+}  // namespace chakrashim::files
