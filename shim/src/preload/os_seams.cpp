@@ -25,6 +25,13 @@ config::EnvSnapshot read_environ() {
   return env;
 }
 
+bool profile_variable_present() {
+  if (!environ) return false;
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "CHAKRA_PROFILE=", 15) == 0) return true;
+  return false;
+}
+
 target::ProcessInfo current_process() {
   char path[PATH_MAX];
   const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);

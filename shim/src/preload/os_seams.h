@@ -14,6 +14,10 @@ namespace chakrashim::preload {
 // that reads the environment. Call from the constructor, before threads.
 config::EnvSnapshot read_environ();
 
+// True when CHAKRA_PROFILE is set at all, whatever its value. Scans
+// `environ` without allocating: the first thing every process does.
+bool profile_variable_present();
+
 // The executable's basename from /proc/self/exe ("python3.11"); "" if that
 // cannot be read.
 target::ProcessInfo current_process();
