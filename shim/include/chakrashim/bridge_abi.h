@@ -25,11 +25,37 @@ enum chakrashim_log_level {
   CHAKRASHIM_LOG_DEBUG = 3
 };
 
+/* The capture configuration, parsed and checked by the core. Strings are
+ * owned by the core and live for the whole process; NULL means unset. */
+typedef struct chakrashim_capture_config {
+  uint64_t start_step;
+  uint64_t end_step; /* inclusive, >= start_step */
+  uint64_t warmup_steps;
+  uint64_t active_steps; /* >= 1 */
+  const char* trace_dir; /* absolute */
+  const char* job_id;
+  uint64_t rank;
+  int64_t world_size; /* -1: unknown */
+  uint64_t restart_count;
+  const char* ranks_filter; /* CHAKRA_RANKS as given, or NULL */
+  const char* step_marker;
+  const char* exe_name; /* the executable's basename */
+  int host_trace;
+  int device_trace;
+  int gzip;
+  int overwrite;
+  uint64_t max_memory;
+  uint64_t exit_timeout_s;
+  int flush_signal;
+  const char* cupti_lib;
+} chakrashim_capture_config;
+
 /* What the core offers the bridge. */
 typedef struct chakrashim_core_api {
   uint32_t abi_version;
   uint32_t struct_size;
   const char* core_version;
+  const chakrashim_capture_config* config;
   /* One line to stderr with the core's "[chakrashim rank R]" prefix; the
    * bridge logs through this rather than its own logger, because torch
    * bundles its own fmt. Thread-safe; never throws. */

@@ -1,13 +1,14 @@
-// The torch bridge's one exported entry. In this slice it checks that the
-// libtorch in the process is the one this bridge was built against, and
-// registers nothing; the step and op-span callbacks arrive with the capture
-// issue.
+// The torch bridge's one exported entry: it checks that the libtorch in the
+// process is the one this bridge was built against, then starts the capture
+// (the step callback, and step 0).
 #include <dlfcn.h>
 
 #include <ATen/record_function.h>
 
 #include <string>
 
+#include "bridge/bridge_log.h"
+#include "bridge/capture.h"
 #include "chakrashim/bridge_abi.h"
 #include "elf/build_id.h"
 
@@ -42,9 +43,10 @@ void say(const chakrashim_core_api* core, int level, const std::string& line) {
 extern "C" __attribute__((visibility("default"))) int chakrashim_bridge_attach(
     const chakrashim_core_api* core, chakrashim_bridge_api* out) {
   if (!core || core->abi_version != CHAKRASHIM_ABI_VERSION ||
-      core->struct_size < sizeof(chakrashim_core_api)) {
+      core->struct_size < sizeof(chakrashim_core_api) || !core->config) {
     return CHAKRASHIM_ATTACH_ABI_MISMATCH;
   }
+  chakrashim::bridge::set_core_api(core);
   if (out) *out = {CHAKRASHIM_ABI_VERSION, sizeof(chakrashim_bridge_api), kBuiltTorchVersion};
   try {
     const LoadedTorch torch = loaded_torch();
@@ -60,6 +62,7 @@ extern "C" __attribute__((visibility("default"))) int chakrashim_bridge_attach(
     }
     say(core, CHAKRASHIM_LOG_DEBUG,
         "bridge for torch " + std::string(kBuiltTorchVersion) + " attached to " + torch.path);
+    chakrashim::bridge::Capture::instance().attach(*core->config);
     return CHAKRASHIM_ATTACH_OK;
   } catch (...) {
     say(core, CHAKRASHIM_LOG_ERROR, "the torch bridge failed to attach; capture is off");

@@ -42,8 +42,8 @@ void Session::start() {
   identity_ = target::resolve_identity(env, effective);
   log::set_rank(identity_.rank);
 
-  const target::ProcessInfo process = current_process();
-  const target::TargetDecision decision = target::decide_target(effective, identity_, process);
+  process_ = current_process();
+  const target::TargetDecision decision = target::decide_target(effective, identity_, process_);
   if (!decision.target) {
     log::debug("inert: " + decision.reason);
     state_.store(State::inert, std::memory_order_release);
@@ -127,7 +127,9 @@ void Session::attach_bridge() {
     state_.store(State::refused);
     return;
   }
-  core_api_ = {CHAKRASHIM_ABI_VERSION, sizeof(chakrashim_core_api), CHAKRASHIM_VERSION, &core_log};
+  fill_capture_config();
+  core_api_ = {CHAKRASHIM_ABI_VERSION, sizeof(chakrashim_core_api), CHAKRASHIM_VERSION,
+               &capture_config_, &core_log};
   bridge_api_ = {};
   const int status = attach(&core_api_, &bridge_api_);
   if (status != CHAKRASHIM_ATTACH_OK) {
@@ -137,6 +139,33 @@ void Session::attach_bridge() {
     return;
   }
   state_.store(State::attached);
+}
+
+void Session::fill_capture_config() {
+  // Pointers into config_, identity_ and process_, which live as long as the
+  // process (the Session is never destroyed and these are never changed again).
+  const config::Config& c = *config_;
+  chakrashim_capture_config& out = capture_config_;
+  out.start_step = c.start_step;
+  out.end_step = c.end_step;
+  out.warmup_steps = c.warmup_steps;
+  out.active_steps = c.active_steps;
+  out.trace_dir = c.trace_dir.c_str();
+  out.job_id = identity_.job_id.c_str();
+  out.rank = identity_.rank;
+  out.world_size = identity_.world_size ? static_cast<std::int64_t>(*identity_.world_size) : -1;
+  out.restart_count = identity_.restart_count;
+  out.ranks_filter = c.ranks_text ? c.ranks_text->c_str() : nullptr;
+  out.step_marker = c.step_marker.c_str();
+  out.exe_name = process_.exe_basename.c_str();
+  out.host_trace = c.host_trace;
+  out.device_trace = c.device_trace;
+  out.gzip = c.gzip;
+  out.overwrite = c.overwrite;
+  out.max_memory = c.max_memory;
+  out.exit_timeout_s = c.exit_timeout_s;
+  out.flush_signal = c.flush_signal;
+  out.cupti_lib = c.cupti_lib ? c.cupti_lib->c_str() : nullptr;
 }
 
 }  // namespace chakrashim::preload

@@ -46,6 +46,7 @@ class Session {
   static int pending_call(void*);
   void after_libtorch_seen();
   void attach_bridge();
+  void fill_capture_config();
 
   std::atomic<State> state_{State::not_started};
   std::atomic<bool> call_scheduled_{false};
@@ -54,6 +55,8 @@ class Session {
   target::Identity identity_;
   std::vector<std::string> config_errors_;  // printed once, as errors
   std::vector<std::string> warnings_;       // printed once, when torch appears
+  target::ProcessInfo process_;
+  chakrashim_capture_config capture_config_{};
   chakrashim_core_api core_api_{};
   chakrashim_bridge_api bridge_api_{};
 };

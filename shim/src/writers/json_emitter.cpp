@@ -66,6 +66,7 @@ void JsonEmitter::put(std::string_view text) {
 }
 
 bool JsonEmitter::flush() {
+  close_line();
   if (!out_.empty()) sink_.write(out_);
   out_.clear();
   return sink_.ok();
@@ -77,9 +78,20 @@ void JsonEmitter::before_value() {
     return;
   }
   if (!first_.empty()) {
-    if (!first_.back()) put(", ");
+    const bool line = newline_pending_;
+    newline_pending_ = false;
+    if (!first_.back()) put(line ? ",\n" : ", ");
+    else if (line) put("\n");
     first_.back() = false;
   }
+  newline_pending_ = false;
+}
+
+void JsonEmitter::close_line() {
+  // Cleared before put(), which may flush and so come back here.
+  const bool pending = newline_pending_;
+  newline_pending_ = false;
+  if (pending) put("\n");
 }
 
 JsonEmitter& JsonEmitter::begin_object() {
@@ -90,6 +102,7 @@ JsonEmitter& JsonEmitter::begin_object() {
 }
 
 JsonEmitter& JsonEmitter::end_object() {
+  close_line();
   first_.pop_back();
   put("}");
   return *this;
@@ -103,6 +116,7 @@ JsonEmitter& JsonEmitter::begin_array() {
 }
 
 JsonEmitter& JsonEmitter::end_array() {
+  close_line();
   first_.pop_back();
   put("]");
   return *this;
@@ -156,7 +170,7 @@ JsonEmitter& JsonEmitter::raw(std::string_view json) {
 }
 
 JsonEmitter& JsonEmitter::newline() {
-  put("\n");
+  newline_pending_ = true;
   return *this;
 }
 

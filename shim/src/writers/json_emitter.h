@@ -37,7 +37,8 @@ class JsonEmitter {
   // A value already in JSON form (a number formatted elsewhere, or a JSON
   // document produced by torch). The caller vouches for it.
   JsonEmitter& raw(std::string_view json);
-  // A line break between top-level items, for people reading the file.
+  // A line break after the item just written (placed after its comma), for
+  // people reading the file: one event per line, as Kineto writes them.
   JsonEmitter& newline();
 
   // Writes what is buffered; false if the sink failed.
@@ -46,6 +47,7 @@ class JsonEmitter {
 
  private:
   void before_value();
+  void close_line();
   void put(std::string_view text);
 
   files::ByteSink& sink_;
@@ -53,6 +55,7 @@ class JsonEmitter {
   // One entry per open container: true until its first element is written.
   std::vector<bool> first_;
   bool after_key_ = false;
+  bool newline_pending_ = false;
 };
 
 }  // namespace chakrashim::writers

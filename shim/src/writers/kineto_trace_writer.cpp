@@ -32,7 +32,7 @@ void KinetoTraceWriter::begin(const TraceHeader& header) {
   json_.end_array().newline();
   const auto& d = header.distributed;
   json_.key(s::kDistributedInfo).begin_object();
-  json_.key(s::kBackend).value(d.backend);
+  if (!d.backend.empty()) json_.key(s::kBackend).value(d.backend);
   json_.key(s::kRank).value(d.rank);
   if (d.world_size) json_.key(s::kWorldSize).value(*d.world_size);
   if (d.pg_count) json_.key(s::kPgCount).value(*d.pg_count);

@@ -26,7 +26,7 @@ std::int64_t base_time_ns(std::int64_t first_event_ns);
 std::string format_us(std::int64_t ns, std::int64_t base_ns);
 
 struct DistributedInfo {
-  std::string backend;  // "gloo", "nccl", or "" when torch.distributed is down
+  std::string backend;  // "gloo", "nccl"; "" (not written) when torch.distributed is down
   std::uint64_t rank = 0;
   std::optional<std::uint64_t> world_size;
   std::optional<std::uint64_t> pg_count;

@@ -1,0 +1,88 @@
+#include "bridge/callbacks.h"
+
+#include <cstring>
+#include <memory>
+
+#include "bridge/capture.h"
+
+namespace chakrashim::bridge {
+
+namespace {
+
+bool starts_with(const char* name, const std::string& prefix) {
+  return name && std::strncmp(name, prefix.c_str(), prefix.size()) == 0;
+}
+
+// Nesting of step markers on this thread: a subclass's step() calling
+// super().step(), or a wrapper optimizer, counts once (DESIGN.md section 3).
+thread_local int t_marker_depth = 0;
+
+std::unique_ptr<at::ObserverContext> step_start(const at::RecordFunction& fn) {
+  Capture& capture = Capture::instance();
+  if (capture.dead()) return nullptr;
+  const char* name = fn.name();
+  if (starts_with(name, capture.marker())) {
+    ++t_marker_depth;
+  } else {
+    capture.count_user_record(name);
+  }
+  return nullptr;
+}
+
+void step_end(const at::RecordFunction& fn, at::ObserverContext*) {
+  Capture& capture = Capture::instance();
+  if (capture.dead()) return;
+  // A marker that opened before we attached has no start here: ignore it.
+  if (t_marker_depth == 0 || !starts_with(fn.name(), capture.marker())) return;
+  if (--t_marker_depth == 0) capture.on_step_end(fn);
+}
+
+struct SpanContext final : at::ObserverContext {
+  std::int64_t start_ns = 0;
+  bool keep = false;
+};
+
+std::unique_ptr<at::ObserverContext> span_start(const at::RecordFunction& fn) {
+  Capture& capture = Capture::instance();
+  // Async records (nccl:* and the like) do not nest on this thread.
+  if (capture.dead() || fn.isAsync()) return nullptr;
+  auto ctx = std::make_unique<SpanContext>();
+  ctx->keep = capture.keeping();
+  ctx->start_ns = now_ns();
+  return ctx;
+}
+
+void span_end(const at::RecordFunction& fn, at::ObserverContext* ctx_ptr) {
+  Capture& capture = Capture::instance();
+  if (capture.dead()) return;
+  const std::int64_t end = now_ns();
+  const auto* ctx = static_cast<const SpanContext*>(ctx_ptr);
+  if (ctx && ctx->keep) {
+    HostSpan span;
+    span.category = fn.scope() == at::RecordScope::USER_SCOPE ? HostCategory::user_annotation
+                                                              : HostCategory::cpu_op;
+    span.name = fn.name();
+    span.tid = static_cast<std::int64_t>(os_tid());
+    span.start_ns = ctx->start_ns;
+    span.end_ns = end;
+    span.external_id = capture.next_external_id();
+    span.rf_id = fn.handle();
+    if (fn.seqNr() >= 0) span.sequence_nr = fn.seqNr();
+    if (fn.forwardThreadId() != 0) span.fwd_thread_id = fn.forwardThreadId();
+    capture.add_span(std::move(span));
+  }
+  if (ctx_ptr) capture.on_op_end(fn, end);
+}
+
+}  // namespace
+
+at::CallbackHandle register_step_callback() {
+  return at::addGlobalCallback(
+      at::RecordFunctionCallback(&step_start, &step_end).scopes({at::RecordScope::USER_SCOPE}));
+}
+
+at::CallbackHandle register_op_span_callback() {
+  return at::addGlobalCallback(at::RecordFunctionCallback(&span_start, &span_end).needsIds(true));
+}
+
+}  // namespace chakrashim::bridge

@@ -1,0 +1,227 @@
+#include "bridge/capture.h"
+
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "bridge/bridge_log.h"
+#include "bridge/callbacks.h"
+#include "bridge/fork_guard.h"
+
+namespace chakrashim::bridge {
+
+std::uint64_t os_tid() {
+  thread_local const std::uint64_t tid = static_cast<std::uint64_t>(::syscall(SYS_gettid));
+  return tid;
+}
+
+std::int64_t now_ns() {
+  // CLOCK_REALTIME: Kineto's host times and CUPTI's timestamps share it.
+  timespec ts;
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+namespace {
+void exit_hook() { Capture::instance().at_exit(); }
+}  // namespace
+
+Capture& Capture::instance() {
+  // Never destroyed: exit hooks and callbacks on other threads may still
+  // reach it while static destructors run.
+  alignas(Capture) static unsigned char storage[sizeof(Capture)];
+  static Capture* capture = new (storage) Capture();
+  return *capture;
+}
+
+void Capture::attach(const chakrashim_capture_config& config) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  config_ = config;
+  marker_ = config.step_marker ? config.step_marker : "Optimizer.step#";
+  window_.emplace(window::Schedule{config.start_step, config.end_step, config.warmup_steps,
+                                   config.active_steps});
+  register_step_callback();
+  // The exit hook that warns about a window never reached; the one that
+  // finalizes an armed window is registered again after the ET's add, so
+  // that it runs before torch destroys the observer (section 4.8).
+  std::atexit(&exit_hook);
+  apply(window_->attach(), now_ns(), os_tid());
+}
+
+void Capture::count_user_record(const char* name) {
+  if (name && std::strncmp(name, "Optimizer.", 10) == 0)
+    optimizer_records_seen_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Capture::on_step_end(const at::RecordFunction& fn) {
+  markers_seen_.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!window_ || exiting_.load()) return;
+  const window::Boundary b = window_->step_ended();
+  if (op_span_handle_ != at::INVALID_CALLBACK_HANDLE && fn.handle() != 0) {
+    pending_ = Pending{fn.handle(), b, os_tid()};
+    pending_handle_.store(fn.handle(), std::memory_order_release);
+    return;
+  }
+  apply(b, now_ns(), os_tid());
+}
+
+void Capture::on_op_end(const at::RecordFunction& fn, std::int64_t end_ns) {
+  const at::RecordFunctionHandle handle = fn.handle();
+  if (handle == 0 || pending_handle_.load(std::memory_order_acquire) != handle) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!pending_ || pending_->handle != handle) return;
+  const Pending p = *pending_;
+  pending_.reset();
+  pending_handle_.store(0, std::memory_order_release);
+  apply(p.boundary, end_ns, p.tid);
+}
+
+void Capture::apply(const window::Boundary& b, std::int64_t now, std::uint64_t tid) {
+  if (b.ended && b.ended_phase == window::Phase::active && armed_) {
+    steps_.push_back(StepSpan{*b.ended, 0, static_cast<std::int64_t>(tid), step_start_ns_, now,
+                              next_external_id()});
+  }
+  step_start_ns_ = now;
+  if (b.end_active) {
+    keeping_.store(false, std::memory_order_release);
+    et_.disable();
+  }
+  if (b.disarm) disarm("end_step", std::nullopt);
+  if (b.arm) arm();
+  if (b.begin_active && armed_) {
+    keeping_.store(device_on_, std::memory_order_release);
+    et_.enable();
+  }
+}
+
+void Capture::arm() {
+  host_on_ = config_.host_trace != 0;
+  device_on_ = config_.device_trace != 0;
+  if (host_on_ && EtObserver::someone_else_observing()) {
+    log_warn("an Execution Trace observer is already running in this process (the job's own); "
+             "chakrashim leaves it alone and captures no ET");
+    host_on_ = false;
+    host_state_ = "skipped: the job runs its own ExecutionTraceObserver";
+  }
+  std::string error;
+  layout_ = prepare_outputs(config_, host_on_, device_on_, error);
+  if (!layout_) {
+    log_error("cannot write traces (" + error + "); capture is off, the job runs on");
+    return;
+  }
+  if (host_on_ && !et_.add(files::partial_path(layout_->host_path), error)) {
+    log_error(error + "; the ET is off, the device trace goes on");
+    discard_outputs(*layout_, true, false);
+    host_on_ = false;
+    host_state_ = "failed: " + error;
+  }
+  et_fd_.store(et_.output_fd());
+  install_fork_guard();
+  // After add: our exit hook must run before torch destroys its observer.
+  std::atexit(&exit_hook);
+  op_span_handle_ = register_op_span_callback();
+  armed_ = true;
+  ever_armed_ = true;
+  log_debug("armed at step " + std::to_string(window_->current()));
+}
+
+void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> partial_step) {
+  if (!armed_) return;
+  armed_ = false;
+  keeping_.store(false, std::memory_order_release);
+  et_.remove();
+  et_fd_.store(-1);
+  at::removeCallback(op_span_handle_);
+  op_span_handle_ = at::INVALID_CALLBACK_HANDLE;
+  pending_.reset();
+  pending_handle_.store(0, std::memory_order_release);
+
+  const window::Cut cut = window_->cut();
+  WindowOutput out;
+  out.layout = *layout_;
+  out.host = host_on_;
+  out.device = device_on_;
+  out.overwrite = config_.overwrite != 0;
+  out.spans = spans_.take_all();
+  out.steps = std::move(steps_);
+  steps_.clear();
+  out.exe_name = config_.exe_name ? config_.exe_name : "";
+  out.pid = static_cast<std::int64_t>(::getpid());
+  for (auto& s : out.spans) s.pid = out.pid;
+  for (auto& s : out.steps) s.pid = out.pid;
+  out.header.distributed.rank = config_.rank;
+  if (config_.world_size >= 0)
+    out.header.distributed.world_size = static_cast<std::uint64_t>(config_.world_size);
+  auto& t = out.trailer;
+  t.trace_name = layout_->device_path;
+  t.version = CHAKRASHIM_VERSION;
+  t.torch_version = CHAKRA_TORCH_VERSION;
+  t.steps.start = config_.start_step;
+  t.steps.end = config_.end_step;
+  t.steps.warmup = config_.warmup_steps;
+  t.steps.active = config_.active_steps;
+  for (const auto& s : out.steps)
+    if (!partial_step || s.step != *partial_step) t.steps.captured.push_back(s.step);
+  t.steps.cut_short = cut.cut_short && reason != "end_step";
+  t.steps.partial_last_step = partial_step;
+  t.steps.reason = reason;
+  if (config_.ranks_filter) t.ranks_filter = config_.ranks_filter;
+  t.world_size = out.header.distributed.world_size;
+  t.host_trace = host_on_ ? "on" : (config_.host_trace ? host_state_ : "off");
+  t.cupti = device_on_ ? "absent" : "disabled";
+  writer_.start(std::move(out));
+}
+
+void Capture::at_exit() {
+  if (dead() || exiting_.exchange(true)) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!window_) return;
+  if (!ever_armed_) {
+    warn_if_never_armed();
+    return;
+  }
+  if (armed_) {
+    const window::Cut cut = window_->cut();
+    const bool nothing_done = markers_seen_.load() == 0;
+    if (nothing_done && steps_.empty()) {
+      // START=0 in a process that never completed a step (a launcher, a
+      // worker): leave nothing behind (DESIGN.md section 3).
+      armed_ = false;
+      et_.remove();
+      at::removeCallback(op_span_handle_);
+      discard_outputs(*layout_, host_on_, device_on_);
+      return;
+    }
+    std::optional<std::uint64_t> partial;
+    if (cut.phase == window::Phase::active && keeping_.load()) {
+      partial = cut.current;
+      steps_.push_back(StepSpan{cut.current, 0, static_cast<std::int64_t>(os_tid()),
+                                step_start_ns_, now_ns(), next_external_id()});
+    }
+    disarm("exit", partial);
+  }
+  if (!writer_.wait(config_.exit_timeout_s)) {
+    log_error("the trace writer did not finish within CHAKRA_EXIT_TIMEOUT=" +
+              std::to_string(config_.exit_timeout_s) + " s; its files stay .partial");
+  }
+}
+
+void Capture::warn_if_never_armed() {
+  const std::uint64_t markers = markers_seen_.load();
+  if (markers > 0) {
+    log_warn("the window was never reached: the job completed " + std::to_string(markers) +
+             " optimizer steps, and capture starts at CHAKRA_START_STEP=" +
+             std::to_string(config_.start_step) + " (steps count from 0)");
+  } else if (optimizer_records_seen_.load() > 0) {
+    log_warn("no step marker '" + marker_ +
+             "' was seen, though the job ran optimizer records: a torch.compile'd optimizer "
+             "step has none; set CHAKRA_STEP_MARKER to a record that ends each step");
+  }
+}
+
+}  // namespace chakrashim::bridge

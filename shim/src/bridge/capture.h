@@ -1,0 +1,112 @@
+// One process's capture: the step window and what each of its boundaries
+// does to torch (DESIGN.md sections 3 and 4.3).
+//
+// Threads. RecordFunction callbacks are plain function pointers, so the
+// state they reach is this process-wide object (never destroyed: callbacks
+// and exit hooks can run during exit). Window transitions happen under
+// mutex_, on whichever thread completes an optimizer step (the stepping
+// thread); the op-span callback's hot path reads only atomics.
+//
+// Where a boundary acts. End callbacks run in registration order: our step
+// callback, torch's ET callback, our op-span callback. A step ends in the
+// step callback, but disabling the ET there would lose the step's own
+// Optimizer.step node, so the boundary's actions are deferred to the
+// op-span callback's end for the same record, after ET wrote it. Before
+// the op-span callback is registered (the boundary that arms), they run at
+// once.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <ATen/record_function.h>
+
+#include "bridge/et_observer.h"
+#include "bridge/span_store.h"
+#include "bridge/trace_files.h"
+#include "chakrashim/bridge_abi.h"
+#include "window/step_window.h"
+
+namespace chakrashim::bridge {
+
+class Capture {
+ public:
+  static Capture& instance();
+
+  // Registers the step callback and starts step 0 (DESIGN.md section 3).
+  // Called once, with the GIL, from the core's pending call.
+  void attach(const chakrashim_capture_config& config);
+
+  // --- from the step callback (USER_SCOPE records only) ---
+  // An outermost step-marker record ended on this thread.
+  void on_step_end(const at::RecordFunction& fn);
+  void count_user_record(const char* name);
+  const std::string& marker() const { return marker_; }
+
+  // --- from the op-span callback (all scopes, while armed) ---
+  bool keeping() const { return keeping_.load(std::memory_order_acquire); }
+  void add_span(HostSpan&& span) { spans_.add(std::move(span)); }
+  std::uint64_t next_external_id() { return external_id_.fetch_add(1, std::memory_order_relaxed); }
+  // The record `fn` ended at `end_ns`; runs a deferred boundary if it is its.
+  void on_op_end(const at::RecordFunction& fn, std::int64_t end_ns);
+
+  // The process is exiting (atexit, registered after the ET's add).
+  void at_exit();
+
+  // A forked child: every callback turns itself off (async-signal-safe).
+  void mark_forked_child() { dead_.store(true, std::memory_order_relaxed); }
+  bool dead() const { return dead_.load(std::memory_order_relaxed); }
+  int et_fd() const { return et_fd_.load(std::memory_order_relaxed); }
+
+ private:
+  Capture() = default;
+  void apply(const window::Boundary& b, std::int64_t now_ns, std::uint64_t tid);
+  void arm();
+  void disarm(const std::string& reason, std::optional<std::uint64_t> partial_step);
+  void warn_if_never_armed();
+
+  std::mutex mutex_;
+  chakrashim_capture_config config_{};
+  std::string marker_;
+  std::optional<window::StepWindow> window_;
+  EtObserver et_;
+  SpanStore spans_;
+  TraceWriterThread writer_;
+  std::optional<files::Layout> layout_;
+  bool armed_ = false;
+  bool ever_armed_ = false;
+  bool host_on_ = false;
+  bool device_on_ = false;
+  std::string host_state_ = "on";
+  at::CallbackHandle op_span_handle_ = at::INVALID_CALLBACK_HANDLE;
+  std::vector<StepSpan> steps_;
+  std::int64_t step_start_ns_ = 0;
+
+  // The boundary waiting for the op-span end of the marker record `handle`.
+  struct Pending {
+    at::RecordFunctionHandle handle = 0;
+    window::Boundary boundary;
+    std::uint64_t tid = 0;
+  };
+  std::optional<Pending> pending_;  // guarded by mutex_
+  // pending_->handle, readable without the lock by every op's end.
+  std::atomic<at::RecordFunctionHandle> pending_handle_{0};
+
+  std::atomic<bool> keeping_{false};
+  std::atomic<bool> dead_{false};
+  std::atomic<bool> exiting_{false};
+  std::atomic<int> et_fd_{-1};
+  std::atomic<std::uint64_t> external_id_{1};
+  std::atomic<std::uint64_t> markers_seen_{0};
+  std::atomic<std::uint64_t> optimizer_records_seen_{0};
+};
+
+// OS thread id and process id, cached per thread / process.
+std::uint64_t os_tid();
+std::int64_t now_ns();
+
+}  // namespace chakrashim::bridge

@@ -1,0 +1,157 @@
+#include "bridge/trace_files.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include "bridge/bridge_log.h"
+#include "files/publish.h"
+#include "writers/json_validate.h"
+
+namespace chakrashim::bridge {
+
+namespace {
+
+bool path_exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+
+std::string step_list(const std::vector<std::uint64_t>& steps) {
+  std::ostringstream out;
+  for (std::size_t i = 0; i < steps.size(); ++i) out << (i ? "," : "") << steps[i];
+  return out.str();
+}
+
+void write_device_trace(WindowOutput& o, std::string& summary) {
+  std::sort(o.spans.begin(), o.spans.end(),
+            [](const HostSpan& a, const HostSpan& b) { return a.start_ns < b.start_ns; });
+  std::int64_t first = o.spans.empty() ? 0 : o.spans.front().start_ns;
+  for (const auto& s : o.steps) first = first == 0 ? s.start_ns : std::min(first, s.start_ns);
+  const std::int64_t base = writers::base_time_ns(first);
+  const auto produce = [&](files::ByteSink& sink) {
+    writers::KinetoTraceWriter w(sink, base);
+    w.begin(o.header);
+    w.process_name(o.pid, o.exe_name);
+    std::set<std::int64_t> tids;
+    for (const auto& s : o.spans) tids.insert(s.tid);
+    for (const auto& s : o.steps) tids.insert(s.tid);
+    for (auto tid : tids) w.thread_name(o.pid, tid, "thread " + std::to_string(tid));
+    for (const auto& step : o.steps) w.step_span(step);
+    for (const auto& span : o.spans) w.host_span(span);
+    return w.end(o.trailer);
+  };
+  const auto r = files::publish_file(o.layout.device_path, produce, writers::validate_json_file,
+                                     o.overwrite);
+  if (r.ok) {
+    summary += " device trace " + o.layout.device_path;
+  } else {
+    log_error("the device trace was not written: " + r.error);
+  }
+}
+
+}  // namespace
+
+std::optional<files::Layout> prepare_outputs(const chakrashim_capture_config& c, bool host,
+                                             bool device, std::string& error) {
+  files::LayoutRequest request;
+  request.root = c.trace_dir;
+  request.job_id = c.job_id;
+  request.rank = c.rank;
+  request.restart_count = c.restart_count;
+  request.gzip = false;  // gzip output is not written yet; see README
+  request.overwrite = c.overwrite != 0;
+  auto layout = files::choose_layout(request, path_exists);
+  if (!layout) {
+    error = "no free output folder index under " + request.root;
+    return std::nullopt;
+  }
+  const auto claim = [&](const std::string& dir, const std::string& path) {
+    auto made = files::make_dirs(dir);
+    if (!made.ok) {
+      error = made.error;
+      return false;
+    }
+    const std::string partial = files::partial_path(path);
+    if (request.overwrite) ::unlink(partial.c_str());
+    auto claimed = files::claim_partial(partial);
+    if (!claimed.ok) error = claimed.error;
+    return claimed.ok;
+  };
+  if (host && !claim(layout->host_dir, layout->host_path)) return std::nullopt;
+  if (device && !claim(layout->device_dir, layout->device_path)) {
+    if (host) ::unlink(files::partial_path(layout->host_path).c_str());
+    return std::nullopt;
+  }
+  return layout;
+}
+
+void discard_outputs(const files::Layout& layout, bool host, bool device) {
+  if (host) {
+    ::unlink(files::partial_path(layout.host_path).c_str());
+    ::rmdir(layout.host_dir.c_str());  // fails, harmlessly, unless empty
+  }
+  if (device) {
+    ::unlink(files::partial_path(layout.device_path).c_str());
+    ::rmdir(layout.device_dir.c_str());
+  }
+}
+
+void write_window(WindowOutput& o) {
+  std::string summary;
+  const auto& steps = o.trailer.steps;
+  if (o.host) {
+    const std::string partial = files::partial_path(o.layout.host_path);
+    const auto r = files::finalize_partial(partial, o.layout.host_path,
+                                           writers::validate_json_file, o.overwrite);
+    if (r.ok) {
+      summary += " ET " + o.layout.host_path;
+    } else {
+      log_error("the Execution Trace was not kept: " + r.error);
+    }
+  }
+  const std::size_t ops = o.spans.size();
+  if (o.device) {
+    // The claimed, empty .partial makes way for the real one.
+    ::unlink(files::partial_path(o.layout.device_path).c_str());
+    write_device_trace(o, summary);
+  }
+  std::string line = "captured steps [" + step_list(steps.captured) + "] (" +
+                     std::to_string(steps.captured.size()) + " steps, " + std::to_string(ops) +
+                     " ops";
+  if (steps.cut_short) line += ", window cut short: " + steps.reason;
+  line += "):" + (summary.empty() ? std::string(" no file written") : summary);
+  log_info(line);
+}
+
+TraceWriterThread::~TraceWriterThread() {
+  if (thread_.joinable()) thread_.detach();
+}
+
+void TraceWriterThread::start(WindowOutput output) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    running_ = true;
+  }
+  thread_ = std::thread([this, out = std::move(output)]() mutable {
+    try {
+      write_window(out);
+    } catch (const std::exception& e) {
+      log_error(std::string("writing the traces failed: ") + e.what());
+    } catch (...) {
+      log_error("writing the traces failed");
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    running_ = false;
+    done_cv_.notify_all();
+  });
+  // Detached so that exit never blocks on join or terminates on a joinable
+  // thread; completion is signalled through done_cv_.
+  thread_.detach();
+}
+
+bool TraceWriterThread::wait(std::uint64_t seconds) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return done_cv_.wait_for(lock, std::chrono::seconds(seconds), [&] { return !running_; });
+}
+
+}  // namespace chakrashim::bridge

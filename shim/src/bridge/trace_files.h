@@ -1,0 +1,64 @@
+// One window's output files: where they go, claiming them at arm, and
+// writing them in the background at disarm (DESIGN.md sections 1 and 4.6).
+// The training thread only hands data over; JSON, validation, fsync and
+// renames happen on the writer thread.
+#pragma once
+
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "chakrashim/bridge_abi.h"
+#include "chakrashim/events.h"
+#include "files/output_paths.h"
+#include "writers/kineto_trace_writer.h"
+
+namespace chakrashim::bridge {
+
+// Everything the writer needs, handed over whole.
+struct WindowOutput {
+  files::Layout layout;
+  bool host = false;    // an ET .partial was written by torch and needs finalizing
+  bool device = false;  // a device trace is to be written
+  bool overwrite = false;
+  std::vector<HostSpan> spans;
+  std::vector<StepSpan> steps;
+  writers::TraceHeader header;
+  writers::TraceTrailer trailer;
+  std::string exe_name;
+  std::int64_t pid = 0;
+};
+
+// Picks the folder index, creates the folders and claims the .partial names
+// (O_EXCL), proving the folders writable before torch opens anything.
+// Returns the layout, or nullopt with one line in `error`.
+std::optional<files::Layout> prepare_outputs(const chakrashim_capture_config& config,
+                                             bool host, bool device, std::string& error);
+
+// Removes what prepare_outputs created, for a window that keeps nothing
+// (START=0 in a process that never completed a step). Folders are removed
+// only if empty.
+void discard_outputs(const files::Layout& layout, bool host, bool device);
+
+// The background writer. One window per process, so at most one job.
+class TraceWriterThread {
+ public:
+  ~TraceWriterThread();
+  void start(WindowOutput output);
+  // Waits until the files are written or `seconds` passed; false on timeout.
+  bool wait(std::uint64_t seconds);
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable done_cv_;
+  bool running_ = false;
+  std::thread thread_;
+};
+
+// Writes both files now, on the calling thread; logs one summary line.
+void write_window(WindowOutput& output);
+
+}  // namespace chakrashim::bridge
