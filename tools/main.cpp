@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "check/check_command.h"
 #include "config/config_vars.h"
 
 namespace {
@@ -16,13 +17,14 @@ constexpr const char* kUsage =
     "  CHAKRA_PROFILE=1 CHAKRA_TRACE_DIR=DIR LD_PRELOAD=<prefix>/lib/libchakrashim.so python train.py\n"
     "\n"
     "commands:\n"
+    "  check DIR|FILE...   check a capture against what Chakra and HTA need\n"
     "  vars [--markdown]   list every CHAKRA_* variable with its grammar and default\n"
     "\n"
     "options:\n"
     "  -h, --help          this text\n"
     "  --version           the version\n"
     "\n"
-    "Not in this version yet: check, link, report (see README.md).\n";
+    "Not in this version yet: link, report (see README.md).\n";
 
 constexpr const char* kVarsUsage =
     "usage: chakrashim vars [--markdown]\n"
@@ -86,6 +88,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (command == "vars") return run_vars(argc, argv);
+  if (command == "check") return chakrashim::tools::check::run_check_command(argc - 1, argv + 1);
   std::fprintf(stderr, "chakrashim: unknown command '%s'\n%s", argv[1], kUsage);
   return 2;
 }

@@ -1,0 +1,113 @@
+#include "check/capture_rules.h"
+
+#include <algorithm>
+
+#include "check/rank_check.h"
+#include "config/value_grammar.h"
+
+namespace chakrashim::tools::check {
+
+namespace {
+
+RankReport& report_for(std::vector<RankReport>& reports, const std::string& group,
+                       std::optional<std::uint64_t> rank) {
+  for (auto& r : reports) {
+    if (r.group == group && r.rank == rank) return r;
+  }
+  RankReport fresh;
+  fresh.group = group;
+  fresh.rank = rank;
+  reports.push_back(std::move(fresh));
+  return reports.back();
+}
+
+// The group's metadata, from the first device trace that has it: every rank
+// of a run writes the same world size and filter.
+std::optional<CaptureMeta> group_meta(const std::vector<RankReport>& reports, const std::string& group) {
+  for (const auto& r : reports) {
+    if (r.group == group && r.meta) return r.meta;
+  }
+  return std::nullopt;
+}
+
+void unpaired_rules(const CaptureGroup& group, const std::string& root, std::vector<RankReport>& reports) {
+  for (const auto& files : group.ranks) {
+    if (files.host_path && files.device_path) continue;
+    RankReport& report = report_for(reports, group.label, files.rank);
+    if (!files.host_path) {
+      // CHAKRA_HOST_TRACE=0 writes no ET on purpose, and says so.
+      if (report.meta && report.meta->host_trace && *report.meta->host_trace != "on") continue;
+      report.findings.push_back({RuleId::ranks_unpaired, display_path(*files.device_path, root) +
+                                                             " has no ET beside it in the _chakra folder"});
+    } else {
+      report.findings.push_back({RuleId::ranks_unpaired, display_path(*files.host_path, root) +
+                                                             " has no device trace beside it in the _kineto folder"});
+    }
+  }
+}
+
+void missing_rank_rules(const CaptureGroup& group, std::vector<RankReport>& reports) {
+  const auto meta = group_meta(reports, group.label);
+  if (!meta || !meta->world_size) return;
+  std::optional<config::RankSet> filter;
+  if (meta->ranks_filter) filter = config::parse_rank_list(*meta->ranks_filter);
+  std::vector<std::uint64_t> filtered;
+  for (std::uint64_t r = 0; r < *meta->world_size; ++r) {
+    const bool present = std::any_of(group.ranks.begin(), group.ranks.end(),
+                                     [r](const RankFiles& f) { return f.rank == r; });
+    if (present) continue;
+    if (filter && !filter->contains(r)) {
+      filtered.push_back(r);
+      continue;
+    }
+    report_for(reports, group.label, r)
+        .findings.push_back({RuleId::ranks_missing, "rank " + std::to_string(r) + " of world size " +
+                                                        std::to_string(*meta->world_size) + " has no files"});
+  }
+  if (!filtered.empty()) {
+    report_for(reports, group.label, std::nullopt)
+        .findings.push_back({RuleId::ranks_filtered, "ranks " + rank_ranges(filtered) + " of world size " +
+                                                         std::to_string(*meta->world_size) +
+                                                         " are absent because of CHAKRA_RANKS=" + *meta->ranks_filter});
+  }
+}
+
+}  // namespace
+
+std::string rank_ranges(const std::vector<std::uint64_t>& ranks) {
+  std::string out;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    out += (out.empty() ? "" : ",") + std::to_string(ranks[i]);
+    if (j > i) out += "-" + std::to_string(ranks[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+void capture_rules(const CaptureGroup& group, const std::string& display_root,
+                   std::vector<RankReport>& reports) {
+  for (const auto& p : group.partials) {
+    report_for(reports, group.label, p.rank)
+        .findings.push_back({RuleId::files_partial, display_path(p.path, display_root) + " is left over"});
+  }
+  for (const auto& path : group.unknown) {
+    // Loose files must be traces; folder scans skip other files quietly.
+    if (!group.label.empty()) continue;
+    report_for(reports, group.label, std::nullopt)
+        .findings.push_back({RuleId::files_unreadable, display_path(path, display_root) +
+                                                           " is neither an ET nor a device trace"});
+  }
+  if (!group.label.empty()) {
+    unpaired_rules(group, display_root, reports);
+    missing_rank_rules(group, reports);
+  }
+  std::stable_sort(reports.begin(), reports.end(), [](const RankReport& a, const RankReport& b) {
+    if (a.group != b.group) return a.group < b.group;
+    if (a.rank.has_value() != b.rank.has_value()) return a.rank.has_value();  // capture-wide last
+    return a.rank < b.rank;
+  });
+}
+
+}  // namespace chakrashim::tools::check

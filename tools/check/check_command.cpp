@@ -1,0 +1,96 @@
+#include "check/check_command.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "check/check_runner.h"
+#include "check/render.h"
+#include "common/rank_pool.h"
+
+namespace chakrashim::tools::check {
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: chakrashim check [options] DIR\n"
+    "       chakrashim check [options] FILE...\n"
+    "\n"
+    "Checks a capture against what Chakra and HTA need (TRACE_FORMAT.md), per rank:\n"
+    "the ET (valid, finalized, schema, attrs), the device trace (valid, rank for HTA,\n"
+    "ProfilerStep#N, Record function ids, GPU ids and streams, equal child spans), the\n"
+    "steps and rf_id join between the two, and the folder (.partial leftovers, ranks\n"
+    "missing or unpaired). DIR is the trace root (with JOB_chakra/ and JOB_kineto/) or\n"
+    "one of those folders; FILEs are ETs and device traces, plain or .gz.\n"
+    "\n"
+    "One line per problem: 'rank R: error|warning [rule] what: fix', then a summary\n"
+    "line per rank.\n"
+    "\n"
+    "options:\n"
+    "  --json               print one JSON document instead of lines\n"
+    "  --strict             warnings fail too\n"
+    "  --quiet              print errors and warnings only\n"
+    "  --step-marker TEXT   name prefix of the step-ending record (default Optimizer.step#)\n"
+    "  --jobs N             ranks checked at once (default: the number of cores)\n"
+    "  -h, --help           this text\n"
+    "\n"
+    "exit status: 0 clean or warnings only, 1 errors (or warnings with --strict),\n"
+    "2 usage errors.\n";
+
+int usage_error(const std::string& why) {
+  std::fprintf(stderr, "chakrashim check: %s\n%s", why.c_str(), kUsage);
+  return 2;
+}
+
+}  // namespace
+
+int run_check_command(int argc, char** argv) {
+  RunRequest request;
+  request.threads = default_threads();
+  request.progress = true;
+  bool json = false, strict = false, quiet = false, options_done = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (options_done || arg.empty() || arg[0] != '-' || arg == "-") {
+      request.paths.emplace_back(arg);
+    } else if (arg == "--") {
+      options_done = true;
+    } else if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (arg == "--json") {
+      json = true;
+    } else if (arg == "--strict") {
+      strict = true;
+    } else if (arg == "--quiet" || arg == "-q") {
+      quiet = true;
+    } else if (arg == "--step-marker" || arg == "--jobs") {
+      if (i + 1 >= argc || argv[i + 1][0] == '\0') return usage_error(std::string(arg) + " needs a value");
+      const std::string value = argv[++i];
+      if (arg == "--step-marker") {
+        request.step_marker = value;
+      } else {
+        char* end = nullptr;
+        const unsigned long n = std::strtoul(value.c_str(), &end, 10);
+        if (*end != '\0' || n == 0 || n > 1024 || value[0] == '-')
+          return usage_error("--jobs takes a number from 1 to 1024, not '" + value + "'");
+        request.threads = n;
+      }
+    } else {
+      return usage_error("unknown option '" + std::string(arg) + "'");
+    }
+  }
+  if (request.paths.empty()) return usage_error("give a folder or trace files");
+  const RunResult result = run_check(request);
+  if (!result.usage_error.empty()) return usage_error(result.usage_error);
+  const int status = exit_status(count_findings(result.reports), strict);
+  if (json) {
+    std::printf("%s\n", render_json(result.reports, strict).dump(2).c_str());
+  } else {
+    std::fputs(render_text(result.reports, quiet, strict).c_str(), stdout);
+  }
+  return status;
+}
+
+}  // namespace chakrashim::tools::check

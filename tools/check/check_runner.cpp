@@ -1,0 +1,91 @@
+#include "check/check_runner.h"
+
+#include <filesystem>
+#include <system_error>
+
+#include "check/capture_rules.h"
+#include "common/capture_scan.h"
+#include "common/progress.h"
+#include "common/rank_pool.h"
+
+namespace chakrashim::tools::check {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Job {
+  const CaptureGroup* group;
+  const RankFiles* files;
+};
+
+std::uint64_t total_bytes(const std::vector<Job>& jobs) {
+  std::uint64_t total = 0;
+  std::error_code ec;
+  for (const auto& j : jobs) {
+    for (const auto& p : {j.files->host_path, j.files->device_path}) {
+      if (!p) continue;
+      const auto size = fs::file_size(*p, ec);
+      if (!ec) total += size;
+    }
+  }
+  return total;
+}
+
+// Paths print relative to the trace root: the folder given, or its parent
+// when it is itself a JOB_chakra/JOB_kineto folder.
+std::string display_root_of(const std::string& dir) {
+  std::error_code ec;
+  fs::path p = fs::absolute(dir, ec).lexically_normal();
+  if (!p.has_filename()) p = p.parent_path();
+  return parse_folder_name(p.filename().string()) ? p.parent_path().string() : p.string();
+}
+
+}  // namespace
+
+RunResult run_check(const RunRequest& request) {
+  RunResult result;
+  if (request.paths.empty()) {
+    result.usage_error = "no folder or file given";
+    return result;
+  }
+  std::error_code ec;
+  for (const auto& p : request.paths) {
+    if (!fs::exists(p, ec)) {
+      result.usage_error = "no such file or folder: " + p;
+      return result;
+    }
+  }
+  CheckOptions options;
+  options.step_marker = request.step_marker;
+  ScanResult scan;
+  if (request.paths.size() == 1 && fs::is_directory(request.paths[0], ec)) {
+    scan = scan_directory(request.paths[0]);
+    options.display_root = display_root_of(request.paths[0]);
+  } else {
+    for (const auto& p : request.paths) {
+      if (fs::is_directory(p, ec)) {
+        result.usage_error = "give one folder, or trace files, not both: " + p;
+        return result;
+      }
+    }
+    scan = group_files(request.paths);
+  }
+  if (!scan.error.empty()) {
+    result.usage_error = request.paths[0] + ": " + scan.error;
+    return result;
+  }
+  std::vector<Job> jobs;
+  for (const auto& g : scan.groups)
+    for (const auto& f : g.ranks) jobs.push_back({&g, &f});
+  const std::uint64_t bytes = total_bytes(jobs);
+  Progress progress(bytes, request.progress && progress_wanted(bytes));
+  result.reports.resize(jobs.size());
+  for_each_index(jobs.size(), request.threads, [&](std::size_t i) {
+    result.reports[i] = check_rank(jobs[i].group->label, *jobs[i].files, options, progress.counter());
+  });
+  for (const auto& g : scan.groups) capture_rules(g, options.display_root, result.reports);
+  return result;
+}
+
+}  // namespace chakrashim::tools::check

@@ -1,0 +1,71 @@
+#include "check/et_facts.h"
+
+#include <algorithm>
+
+#include "common/tool_schema.h"
+
+namespace chakrashim::tools::check {
+
+namespace {
+
+bool starts_with(const std::string& s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
+
+// "rf_id, scope" for the attrs a node lacks.
+std::string missing_attr_list(std::uint8_t mask) {
+  std::string out;
+  for (std::size_t i = 0; i < names::kEtRequiredAttrs.size(); ++i) {
+    if ((mask & (1u << i)) != 0) continue;
+    if (!out.empty()) out += ", ";
+    out += names::kEtRequiredAttrs[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+void EtFacts::add(const EtNode& node) {
+  ++nodes_;
+  const std::uint64_t id = node.id.value_or(0);
+  if (id == names::kEtRootId) has_root_ = true;
+  constexpr std::uint8_t kAll = (1u << names::kEtRequiredAttrs.size()) - 1;
+  if (node.attr_mask != kAll) {
+    if (missing_attrs_++ == 0) {
+      missing_attrs_example_ = "node " + std::to_string(id) + " (" + node.name + ") lacks " +
+                               missing_attr_list(node.attr_mask);
+    }
+  }
+  const bool structural = starts_with(node.name, names::kEtStructuralPrefix) ||
+                          node.name == names::kEtProcessGroupName;
+  if (!structural) op_rf_ids_.push_back(node.rf_id.value_or(0));
+  const bool marker = !structural && starts_with(node.name, step_marker_);
+  links_.push_back({id, node.parent.value_or(0), marker});
+  if (marker) markers_.push_back({id, node.rf_id.value_or(0)});
+}
+
+bool EtFacts::is_outermost(const Link& node) const {
+  // Walk the ctrl_deps chain; the bound stops a cycle in a damaged file.
+  std::uint64_t parent = node.parent;
+  for (std::size_t hops = 0; hops < links_.size() && parent != 0; ++hops) {
+    const auto it = std::lower_bound(links_.begin(), links_.end(), parent,
+                                     [](const Link& l, std::uint64_t id) { return l.id < id; });
+    if (it == links_.end() || it->id != parent || it->parent == it->id) return true;
+    if (it->marker) return false;
+    parent = it->parent;
+  }
+  return true;
+}
+
+void EtFacts::finish() {
+  std::sort(op_rf_ids_.begin(), op_rf_ids_.end());
+  std::sort(links_.begin(), links_.end(), [](const Link& a, const Link& b) { return a.id < b.id; });
+  for (const auto& m : markers_) {
+    const auto it = std::lower_bound(links_.begin(), links_.end(), m.id,
+                                     [](const Link& l, std::uint64_t id) { return l.id < id; });
+    if (it != links_.end() && it->id == m.id && is_outermost(*it)) outermost_.push_back(m);
+  }
+  links_.clear();
+  links_.shrink_to_fit();
+  markers_.clear();
+}
+
+}  // namespace chakrashim::tools::check

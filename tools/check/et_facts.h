@@ -1,0 +1,54 @@
+// What the check keeps of a host ET while it streams by: compact per-node
+// records (ids, parents, rf_ids), never the nodes themselves.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/et_reader.h"
+
+namespace chakrashim::tools::check {
+
+// An outermost step marker: an Optimizer.step# node with no marker above it.
+struct EtMarker {
+  std::uint64_t id = 0;
+  std::uint64_t rf_id = 0;  // 0 when the node has none
+};
+
+class EtFacts {
+ public:
+  explicit EtFacts(std::string step_marker) : step_marker_(std::move(step_marker)) {}
+
+  void add(const EtNode& node);
+  // Call once after the last node: sorts and resolves the markers.
+  void finish();
+
+  std::uint64_t nodes() const { return nodes_; }
+  bool has_root() const { return has_root_; }
+  // Op nodes: every node but the root, thread and process-group nodes.
+  std::uint64_t op_nodes() const { return op_rf_ids_.size(); }
+  // The op nodes' rf_ids, sorted (0 for a node without one).
+  const std::vector<std::uint64_t>& op_rf_ids() const { return op_rf_ids_; }
+  const std::vector<EtMarker>& outermost_markers() const { return outermost_; }
+  std::uint64_t nodes_missing_attrs() const { return missing_attrs_; }
+  const std::string& missing_attrs_example() const { return missing_attrs_example_; }
+
+ private:
+  struct Link {
+    std::uint64_t id, parent;
+    bool marker;
+  };
+  bool is_outermost(const Link& node) const;
+
+  std::string step_marker_;
+  std::uint64_t nodes_ = 0;
+  bool has_root_ = false;
+  std::vector<std::uint64_t> op_rf_ids_;
+  std::vector<Link> links_;  // every node, for the marker's ancestor walk
+  std::vector<EtMarker> markers_, outermost_;
+  std::uint64_t missing_attrs_ = 0;
+  std::string missing_attrs_example_;
+};
+
+}  // namespace chakrashim::tools::check

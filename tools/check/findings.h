@@ -1,0 +1,51 @@
+// What checking one rank (or one capture) produces: findings, each naming a
+// rule with its own detail, and the figures the summary prints.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "check/format_rules.h"
+
+namespace chakrashim::tools::check {
+
+struct Finding {
+  RuleId rule;
+  std::string detail;  // what was found, with file and example; no fix
+};
+
+struct RankFigures {
+  std::optional<std::string> et_schema;
+  std::uint64_t et_nodes = 0, et_op_nodes = 0;
+  std::uint64_t events = 0, gpu_ops = 0;
+  bool host_only = false;
+  std::optional<std::vector<std::uint64_t>> steps_et, steps_device;
+  std::optional<std::uint64_t> join_matched, join_total;  // rf_id join coverage
+};
+
+// Read from the device trace's chakrashim object; the capture-level rules
+// (missing and filtered ranks, unpaired files) need it.
+struct CaptureMeta {
+  std::optional<std::uint64_t> world_size;
+  std::optional<std::string> ranks_filter;
+  std::optional<std::string> host_trace;  // "on", "off", or why it was skipped
+  std::optional<std::uint64_t> partial_last_step;
+  std::vector<std::uint64_t> captured;
+  bool cut_short = false;
+  std::string reason;
+  std::uint64_t dropped_records = 0;
+  bool truncated = false;  // truncated_at is set
+};
+
+struct RankReport {
+  std::string group;  // the run's label ("JOB" or "JOB.i"), empty for loose files
+  std::optional<std::uint64_t> rank;  // nullopt: capture-wide findings
+  std::optional<std::string> host_path, device_path;
+  std::vector<Finding> findings;
+  RankFigures figures;
+  std::optional<CaptureMeta> meta;
+};
+
+}  // namespace chakrashim::tools::check

@@ -1,0 +1,64 @@
+// pair_rules() of rank_rules.h: the ET against the device trace.
+#include <algorithm>
+#include <cstdio>
+#include <iterator>
+
+#include "check/rank_rules.h"
+#include "check/step_match.h"
+
+namespace chakrashim::tools::check {
+
+namespace {
+
+void join_rule(const EtFacts& et, const DeviceFacts& device, RankFigures& figures, std::vector<Finding>& out) {
+  const std::uint64_t total = et.op_nodes();
+  const std::uint64_t matched = device.et_ops_matched();
+  figures.join_matched = matched;
+  figures.join_total = total;
+  if (total == 0) return;
+  const double share = static_cast<double>(matched) / static_cast<double>(total);
+  if (share >= kJoinCoverageThreshold) return;
+  char pct[32];
+  std::snprintf(pct, sizeof pct, "%.1f%%", 100.0 * share);
+  out.push_back({RuleId::join_rf_id, "only " + std::to_string(matched) + " of " + std::to_string(total) +
+                                         " ET op nodes (" + pct + ") find their rf_id as a Record function id"});
+}
+
+void steps_rule(const EtFacts& et, const DeviceFacts& device, const std::optional<CaptureMeta>& meta,
+                const std::string& marker, RankFigures& figures, std::vector<Finding>& out) {
+  if (device.steps.empty()) return;  // device.profiler_step says it already
+  const StepComparison c = compare_steps(et.outermost_markers(), device.marker_hits, device.steps);
+  const std::string dev = "the device trace holds steps " + step_list(c.device_steps);
+  if (c.markers == 0) {
+    out.push_back({RuleId::steps_match, "the ET has no outermost '" + marker + "' node (another marker? see --step-marker); " + dev});
+    return;
+  }
+  if (c.by_count()) {
+    if (c.markers != c.device_steps.size()) {
+      out.push_back({RuleId::steps_match, "the ET has " + std::to_string(c.markers) + " outermost '" + marker +
+                                              "' nodes, none joined by rf_id; " + dev});
+    }
+    return;
+  }
+  figures.steps_et = c.et_steps;
+  std::vector<std::uint64_t> diff;
+  std::set_symmetric_difference(c.et_steps.begin(), c.et_steps.end(), c.device_steps.begin(),
+                                c.device_steps.end(), std::back_inserter(diff));
+  // The metadata explains one difference: the step the window ended inside.
+  if (meta && meta->partial_last_step && diff.size() == 1 && diff[0] == *meta->partial_last_step) diff.clear();
+  if (diff.empty() && c.markers_outside == 0) return;
+  std::string detail = "the ET holds steps " + step_list(c.et_steps) + ", " + dev;
+  if (c.markers_outside > 0)
+    detail += "; " + std::to_string(c.markers_outside) + " ET step marker(s) lie outside every ProfilerStep#N";
+  out.push_back({RuleId::steps_match, detail});
+}
+
+}  // namespace
+
+void pair_rules(const EtFacts& et, const DeviceFacts& device, const std::optional<CaptureMeta>& meta,
+                const std::string& step_marker, RankFigures& figures, std::vector<Finding>& out) {
+  join_rule(et, device, figures, out);
+  steps_rule(et, device, meta, step_marker, figures, out);
+}
+
+}  // namespace chakrashim::tools::check

@@ -1,0 +1,50 @@
+// The per-rank rules of TRACE_FORMAT.md, pure: what the readers and facts
+// found in: findings out. One function per file and one for the pair.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "check/device_facts.h"
+#include "check/et_facts.h"
+#include "check/findings.h"
+#include "common/et_reader.h"
+#include "common/trace_reader.h"
+
+namespace chakrashim::tools::check {
+
+struct EtInput {
+  std::string path;  // as printed
+  bool gzip = false;
+  std::string read_error;  // the OS's or zlib's, when reading failed
+  const EtSummary* summary = nullptr;
+  const EtFacts* facts = nullptr;
+};
+
+struct DeviceInput {
+  std::string path;
+  std::string read_error;
+  const TraceSummary* summary = nullptr;
+  const DeviceFacts* facts = nullptr;
+  std::optional<std::uint64_t> hta_rank;  // the first match of HTA's regex
+  // The rank the file must read as: from its name, else distributedInfo.
+  std::optional<std::uint64_t> expected_rank;
+};
+
+// Our chakrashim object -> CaptureMeta; nullopt when it is not an object.
+std::optional<CaptureMeta> parse_meta(const nlohmann::json& object);
+
+void et_rules(const EtInput& in, RankFigures& figures, std::vector<Finding>& out);
+void device_rules(const DeviceInput& in, const std::optional<CaptureMeta>& meta,
+                  RankFigures& figures, std::vector<Finding>& out);
+// The join and the steps; both files parsed.
+void pair_rules(const EtFacts& et, const DeviceFacts& device, const std::optional<CaptureMeta>& meta,
+                const std::string& step_marker, RankFigures& figures, std::vector<Finding>& out);
+
+// "3,4,5" for {3,4,5}; "none" for {}.
+std::string step_list(const std::vector<std::uint64_t>& steps);
+
+}  // namespace chakrashim::tools::check

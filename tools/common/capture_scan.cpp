@@ -1,0 +1,187 @@
+#include "common/capture_scan.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <system_error>
+
+#include "common/byte_stream.h"
+
+namespace chakrashim::tools {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::optional<std::uint64_t> to_u64(const std::string& digits) {
+  if (digits.empty() || digits.size() > 19) return std::nullopt;
+  return std::stoull(digits);
+}
+
+FileKind kind_from_folder(const fs::path& path) {
+  const auto folder = parse_folder_name(path.parent_path().filename().string());
+  return folder ? folder->kind : FileKind::unknown;
+}
+
+// Files of one kind into the rank table; a second file for the same rank and
+// kind is kept as unknown rather than silently replacing the first.
+void add_file(std::map<std::uint64_t, RankFiles>& ranks, CaptureGroup& group, FileKind kind,
+              std::optional<std::uint64_t> rank, const std::string& path) {
+  RankFiles& r = ranks[rank.value_or(0)];
+  r.rank = rank.value_or(0);
+  r.rank_from_name = rank.has_value();
+  auto& slot = kind == FileKind::host ? r.host_path : r.device_path;
+  if (slot) group.unknown.push_back(path);
+  else slot = path;
+}
+
+void finish_group(std::map<std::uint64_t, RankFiles>& ranks, CaptureGroup& group) {
+  for (auto& [rank, files] : ranks) group.ranks.push_back(std::move(files));
+  std::sort(group.partials.begin(), group.partials.end(),
+            [](const auto& a, const auto& b) { return a.path < b.path; });
+}
+
+std::vector<fs::path> files_in(const std::string& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  if (dir.empty()) return out;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.is_regular_file(ec)) out.push_back(entry.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+CaptureGroup scan_pair(const std::string& label, const std::string& host_dir,
+                       const std::string& device_dir) {
+  CaptureGroup group{label, host_dir, device_dir, {}, {}, {}};
+  std::map<std::uint64_t, RankFiles> ranks;
+  for (const auto& [dir, kind] : {std::pair{host_dir, FileKind::host}, std::pair{device_dir, FileKind::device}}) {
+    for (const auto& path : files_in(dir)) {
+      const std::string name = path.filename().string();
+      const auto rank = rank_from_file_name(name);
+      if (is_partial_name(name)) group.partials.push_back({rank, path.string()});
+      else if (rank && name.rfind("rank-", 0) == 0) add_file(ranks, group, kind, *rank, path.string());
+      else group.unknown.push_back(path.string());
+    }
+  }
+  finish_group(ranks, group);
+  return group;
+}
+
+std::string sibling_dir(const fs::path& parent, const FolderName& f, FileKind kind) {
+  std::string name = f.job + (kind == FileKind::host ? "_chakra" : "_kineto");
+  if (f.index > 0) name += "." + std::to_string(f.index);
+  const fs::path p = parent / name;
+  std::error_code ec;
+  return fs::is_directory(p, ec) ? p.string() : std::string();
+}
+
+CaptureGroup scan_folder_pair(const fs::path& parent, const FolderName& f) {
+  const std::string label = f.index > 0 ? f.job + "." + std::to_string(f.index) : f.job;
+  return scan_pair(label, sibling_dir(parent, f, FileKind::host), sibling_dir(parent, f, FileKind::device));
+}
+
+}  // namespace
+
+std::optional<FolderName> parse_folder_name(const std::string& name) {
+  static const std::regex kPattern(R"(^(.+)_(chakra|kineto)(?:\.(\d+))?$)");
+  std::smatch m;
+  if (!std::regex_match(name, m, kPattern)) return std::nullopt;
+  FolderName f;
+  f.job = m[1];
+  f.kind = m[2] == "chakra" ? FileKind::host : FileKind::device;
+  if (m[3].matched) {
+    const auto index = to_u64(m[3]);
+    if (!index) return std::nullopt;
+    f.index = *index;
+  }
+  return f;
+}
+
+bool is_partial_name(const std::string& name) {
+  constexpr std::string_view kSuffix = ".partial";
+  return name.size() >= kSuffix.size() && name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0;
+}
+
+std::optional<std::uint64_t> rank_from_file_name(const std::string& name) {
+  static const std::regex kRank(R"(^rank-(\d+)\.json)");
+  static const std::regex kOther(R"([._-](\d+)\.json)");
+  std::smatch m;
+  if (std::regex_search(name, m, kRank)) return to_u64(m[1]);
+  if (std::regex_search(name, m, kOther)) return to_u64(m[1]);
+  return std::nullopt;
+}
+
+FileKind sniff_kind(const std::string& path) {
+  // The head is enough: both formats name their first key within a few bytes
+  // (deviceProperties can be long, but schemaVersion comes before it).
+  ByteStream stream(path);
+  std::string head(4096, '\0');
+  const auto n = stream.sgetn(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(std::max<std::streamsize>(n, 0)));
+  static const std::regex kKey(R"re("([A-Za-z_]+)"\s*:)re");
+  for (std::sregex_iterator it(head.begin(), head.end(), kKey), end; it != end; ++it) {
+    const std::string key = (*it)[1];
+    if (key == "schemaVersion" || key == "deviceProperties" || key == "distributedInfo" ||
+        key == "traceEvents")
+      return FileKind::device;
+    if (key == "schema" || key == "nodes" || key == "start_ts") return FileKind::host;
+  }
+  return FileKind::unknown;
+}
+
+ScanResult scan_directory(const std::string& dir) {
+  ScanResult result;
+  std::error_code ec;
+  const fs::path root = fs::absolute(fs::path(dir), ec).lexically_normal();
+  if (!fs::is_directory(root, ec)) {
+    result.error = "not a folder";
+    return result;
+  }
+  const fs::path self = root.has_filename() ? root : root.parent_path();
+  if (const auto f = parse_folder_name(self.filename().string())) {
+    result.groups.push_back(scan_folder_pair(self.parent_path(), *f));
+    return result;
+  }
+  std::map<std::pair<std::string, std::uint64_t>, FolderName> runs;
+  for (const auto& entry : fs::directory_iterator(root, ec)) {
+    if (!entry.is_directory(ec)) continue;
+    if (const auto f = parse_folder_name(entry.path().filename().string())) {
+      runs.emplace(std::pair{f->job, f->index}, *f);
+    }
+  }
+  if (runs.empty()) {
+    std::vector<std::string> paths;
+    for (const auto& p : files_in(root.string())) paths.push_back(p.string());
+    return group_files(paths);
+  }
+  for (const auto& [key, f] : runs) result.groups.push_back(scan_folder_pair(root, f));
+  return result;
+}
+
+ScanResult group_files(const std::vector<std::string>& paths) {
+  ScanResult result;
+  CaptureGroup group;
+  std::map<std::uint64_t, RankFiles> ranks;
+  for (const auto& path : paths) {
+    const std::string name = fs::path(path).filename().string();
+    if (is_partial_name(name)) {
+      group.partials.push_back({rank_from_file_name(name), path});
+      continue;
+    }
+    FileKind kind = kind_from_folder(fs::path(path));
+    if (kind == FileKind::unknown) kind = sniff_kind(path);
+    if (kind == FileKind::unknown) {
+      group.unknown.push_back(path);
+      continue;
+    }
+    add_file(ranks, group, kind, rank_from_file_name(name), path);
+  }
+  finish_group(ranks, group);
+  result.groups.push_back(std::move(group));
+  return result;
+}
+
+}  // namespace chakrashim::tools

@@ -1,0 +1,154 @@
+#include "common/et_reader.h"
+
+#include <string_view>
+
+#include "common/sax_outcome.h"
+#include "common/tool_schema.h"
+
+namespace chakrashim::tools {
+
+namespace {
+
+using json = nlohmann::json;
+enum class Frame : std::uint8_t { top, nodes, node, attrs, attr, other };
+
+class EtSax final : public json::json_sax_t {
+ public:
+  EtSax(EtSummary& summary, const NodeConsumer& consumer) : summary_(summary), consumer_(consumer) {}
+
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t v) override {
+    return integer(v < 0 ? std::optional<std::uint64_t>{} : static_cast<std::uint64_t>(v));
+  }
+  bool number_unsigned(number_unsigned_t v) override { return integer(v); }
+  bool number_float(number_float_t, const string_t&) override { return integer({}); }
+  bool string(string_t& v) override;
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return start(true); }
+  bool start_array(std::size_t) override { return start(false); }
+  bool end_object() override { return end(); }
+  bool end_array() override { return end(); }
+  bool key(string_t& k) override;
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex) override {
+    summary_.parse = outcome_of_error(ex);
+    return false;
+  }
+
+ private:
+  Frame frame() const { return frames_.empty() ? Frame::other : frames_.back(); }
+  bool integer(std::optional<std::uint64_t> v);
+  bool start(bool object);
+  bool end();
+  void close_attr();
+
+  EtSummary& summary_;
+  const NodeConsumer& consumer_;
+  std::vector<Frame> frames_;
+  bool document_started_ = false;
+  std::string key_;  // the last key in the innermost object we track
+  EtNode node_;
+  std::string attr_name_;
+  std::optional<std::uint64_t> attr_value_;
+};
+
+bool EtSax::key(string_t& k) {
+  const Frame f = frame();
+  if (f == Frame::top) summary_.top_keys.push_back(k);
+  if (f == Frame::top || f == Frame::node || f == Frame::attr) key_ = k;
+  return true;
+}
+
+bool EtSax::string(string_t& v) {
+  switch (frame()) {
+    case Frame::top:
+      if (key_ == names::kEtSchema) summary_.schema = v;
+      break;
+    case Frame::node:
+      if (key_ == names::kEtName) node_.name = v;
+      break;
+    case Frame::attr:
+      if (key_ == names::kEtName) attr_name_ = v;
+      break;
+    default: break;
+  }
+  return true;
+}
+
+bool EtSax::integer(std::optional<std::uint64_t> v) {
+  if (frame() == Frame::node) {
+    if (key_ == names::kEtId) node_.id = v;
+    else if (key_ == names::kEtCtrlDeps) node_.parent = v;
+  } else if (frame() == Frame::attr && key_ == names::kEtAttrValue) {
+    attr_value_ = v;
+  }
+  return true;
+}
+
+bool EtSax::start(bool object) {
+  if (!document_started_) {
+    document_started_ = true;
+    frames_.push_back(object ? Frame::top : Frame::other);
+    return true;
+  }
+  Frame next = Frame::other;
+  switch (frame()) {
+    case Frame::top:
+      if (!object && key_ == names::kEtNodes) next = Frame::nodes;
+      break;
+    case Frame::nodes:
+      if (object) {
+        next = Frame::node;
+        node_ = EtNode{};
+      }
+      break;
+    case Frame::node:
+      if (!object && key_ == names::kEtAttrs) next = Frame::attrs;
+      break;
+    case Frame::attrs:
+      if (object) {
+        next = Frame::attr;
+        attr_name_.clear();
+        attr_value_.reset();
+      }
+      break;
+    default: break;
+  }
+  frames_.push_back(next);
+  // Keys of a node are only tracked directly inside it; a nested object
+  // (inputs, outputs) must not leave its last key behind.
+  if (next == Frame::other) key_.clear();
+  return true;
+}
+
+void EtSax::close_attr() {
+  for (std::size_t i = 0; i < names::kEtRequiredAttrs.size(); ++i) {
+    if (attr_name_ == names::kEtRequiredAttrs[i]) node_.attr_mask |= static_cast<std::uint8_t>(1u << i);
+  }
+  if (attr_name_ == names::kEtRfId) node_.rf_id = attr_value_;
+}
+
+bool EtSax::end() {
+  if (frames_.empty()) return true;
+  const Frame closed = frames_.back();
+  frames_.pop_back();
+  if (closed == Frame::attr) {
+    close_attr();
+  } else if (closed == Frame::node) {
+    ++summary_.nodes;
+    consumer_(node_);
+  }
+  key_.clear();
+  return true;
+}
+
+}  // namespace
+
+EtSummary read_execution_trace(std::istream& in, const NodeConsumer& consumer) {
+  EtSummary summary;
+  EtSax sax(summary, consumer);
+  if (json::sax_parse(in, &sax)) summary.parse = ParseOutcome{true, false, {}};
+  return summary;
+}
+
+}  // namespace chakrashim::tools

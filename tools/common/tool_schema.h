@@ -1,0 +1,58 @@
+// Names that tools/ reads and that shim/include/chakrashim/trace_schema.h
+// does not spell yet (the writers there do not emit GPU events or read ETs).
+// Everything trace_schema.h has is used from there.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+namespace chakrashim::tools::names {
+
+// Device-trace event args and categories (TRACE_FORMAT.md "Events").
+inline constexpr std::string_view kCorrelation = "correlation";
+inline constexpr std::string_view kStream = "stream";
+inline constexpr std::string_view kCatCudaRuntime = "cuda_runtime";
+inline constexpr std::string_view kCatCudaDriver = "cuda_driver";
+inline constexpr std::string_view kCatKernel = "kernel";
+inline constexpr std::string_view kCatGpuMemcpy = "gpu_memcpy";
+inline constexpr std::string_view kCatGpuMemset = "gpu_memset";
+
+// The only CUDA calls chakra_trace_link counts as launches.
+inline constexpr std::array<std::string_view, 9> kChakraLaunchNames = {
+    "cudaLaunchKernel",   "cudaLaunchKernelExC",         "cuLaunchKernel",
+    "cuLaunchKernelEx",   "cudaLaunchCooperativeKernel", "cudaMemcpy",
+    "cudaMemcpyAsync",    "cudaMemcpyFromSymbol",        "cudaMemcpyToSymbol"};
+
+// The host Execution Trace (written by torch's observer).
+inline constexpr std::string_view kEtSchema = "schema";
+inline constexpr std::string_view kEtPid = "pid";
+inline constexpr std::string_view kEtTime = "time";
+inline constexpr std::string_view kEtStartTs = "start_ts";
+inline constexpr std::string_view kEtFinishTs = "finish_ts";
+inline constexpr std::string_view kEtNodes = "nodes";
+inline constexpr std::string_view kEtId = "id";
+inline constexpr std::string_view kEtName = "name";
+inline constexpr std::string_view kEtCtrlDeps = "ctrl_deps";
+inline constexpr std::string_view kEtAttrs = "attrs";
+inline constexpr std::string_view kEtAttrValue = "value";
+inline constexpr std::string_view kEtRfId = "rf_id";
+// Every node carries these seven attrs (torch writes them; Chakra reads them).
+inline constexpr std::array<std::string_view, 7> kEtRequiredAttrs = {
+    "rf_id", "fw_parent", "seq_id", "scope", "tid", "fw_tid", "op_schema"};
+inline constexpr std::array<std::string_view, 6> kEtTopLevelKeys = {
+    "schema", "pid", "time", "start_ts", "finish_ts", "nodes"};
+inline constexpr std::uint64_t kEtRootId = 1;
+inline constexpr std::string_view kEtRootName = "[pytorch|profiler|execution_trace|process]";
+// Structural nodes: the root, one per thread, and the process-group node.
+inline constexpr std::string_view kEtStructuralPrefix = "[pytorch|profiler|execution_trace|";
+inline constexpr std::string_view kEtProcessGroupName = "## process_group:init ##";
+inline constexpr std::string_view kDefaultStepMarker = "Optimizer.step#";
+
+// ET schema versions each Chakra tool accepts (TRACE_FORMAT.md).
+inline constexpr std::array<std::string_view, 4> kConverterSchemas = {
+    "1.0.2", "1.0.3", "1.1.0", "1.1.1-chakra.0.0.4"};
+inline constexpr std::array<std::string_view, 6> kLinkerSchemas = {
+    "1.0.1", "1.0.2", "1.0.3", "1.0.4", "1.1.0", "1.1.1-chakra.0.0.4"};
+
+}  // namespace chakrashim::tools::names
