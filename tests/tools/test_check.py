@@ -1,0 +1,501 @@
+"""`chakrashim check` on fixtures: good captures pass, and each one-thing
+edit fails (errors) or warns (warnings, failing only under --strict) with a
+line that names the rank and the rule (TRACE_FORMAT.md's two lists).
+
+Good captures: small ones in chakrashim's format (tests/support/
+capture_builder.py), the golden real device trace with its ET
+(../shared/fixtures/chakra-link/), and a real torch.profiler +
+ExecutionTraceObserver CPU capture made here.
+"""
+import gzip
+import json
+import os
+import re
+import shutil
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
+import chakra_test as ct  # noqa: E402
+from capture_builder import RankCapture, write_capture  # noqa: E402
+
+GOLDEN = os.path.join(ct.SOURCE_DIR, "..", "shared", "fixtures", "chakra-link")
+
+
+def check(*args):
+    return ct.run([ct.CLI, "check", *args], env=ct.clean_env())
+
+
+class CheckCase(unittest.TestCase):
+    def setUp(self):
+        self.assertTrue(ct.CLI, "CHAKRASHIM_TEST_CLI is not set")
+        self.root = ct.temp_dir(self)
+
+    def lines(self, result, severity, rule, rank=None):
+        who = r"rank %d" % rank if rank is not None else r"(rank \d+|capture)"
+        pattern = re.compile(r"^%s(?: \([^)]*\))?: %s \[%s\] .+: .+$" % (who, severity, re.escape(rule)))
+        return [l for l in result.stdout.splitlines() if pattern.match(l)]
+
+    def assert_error(self, args, rule, rank=0, text=None):
+        r = check(*args)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        found = self.lines(r, "error", rule, rank)
+        self.assertTrue(found, "no 'rank %s: error [%s]' line in:\n%s" % (rank, rule, r.stdout))
+        if text:
+            self.assertTrue(any(text in l for l in found), "%r not in %s" % (text, found))
+        return r
+
+    def assert_warning(self, args, rule, rank=0, text=None):
+        r = check(*args)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        found = self.lines(r, "warning", rule, rank)
+        self.assertTrue(found, "no 'rank %s: warning [%s]' line in:\n%s" % (rank, rule, r.stdout))
+        if text:
+            self.assertTrue(any(text in l for l in found), "%r not in %s" % (text, found))
+        self.assertNotIn(" error [", r.stdout)
+        strict = check("--strict", *args)
+        self.assertEqual(strict.returncode, 1, strict.stdout)
+        self.assertTrue(self.lines(strict, "warning", rule, rank))
+        return r
+
+    def errors_in(self, result):
+        return [l for l in result.stdout.splitlines() if ": error [" in l]
+
+    def write(self, captures, **kw):
+        write_capture(self.root, captures, **kw)
+        return self.root
+
+    def edit(self, path, fn):
+        with open(path) as f:
+            text = f.read()
+        new = fn(text)
+        self.assertNotEqual(new, text, "the edit changed nothing in " + path)
+        with open(path, "w") as f:
+            f.write(new)
+
+
+class GoodSmallCaptures(CheckCase):
+    def test_gpu_capture_passes_even_strict(self):
+        r = check("--strict", self.write([RankCapture(0, 2, gpu=True), RankCapture(1, 2, gpu=True)]))
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("rank 0: ok; steps 3,4 in both files; rf_id join 10/10 (100.0%)", r.stdout)
+        self.assertIn("rank 1: ok;", r.stdout)
+        self.assertIn("2 ranks, 0 errors, 0 warnings", r.stdout)
+
+    def test_each_folder_of_the_pair_checks_the_pair(self):
+        self.write([RankCapture(0, gpu=True)])
+        for sub in ("0_chakra", "0_kineto"):
+            r = check("--strict", os.path.join(self.root, sub))
+            self.assertEqual(r.returncode, 0, r.stdout)
+            self.assertIn("rank 0: ok; steps 3,4 in both files", r.stdout)
+
+    def test_explicit_files_are_paired_by_rank(self):
+        self.write([RankCapture(0, gpu=True)])
+        r = check("--strict", os.path.join(self.root, "0_kineto", "rank-0.json"),
+                  os.path.join(self.root, "0_chakra", "rank-0.json"))
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("rf_id join 10/10", r.stdout)
+
+    def test_gzip_device_trace_is_read(self):
+        self.write([RankCapture(0, gpu=True)])
+        plain = os.path.join(self.root, "0_kineto", "rank-0.json")
+        with open(plain, "rb") as f, gzip.open(plain + ".gz", "wb") as g:
+            g.write(f.read())
+        os.remove(plain)
+        r = check("--strict", self.root)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("steps 3,4 in both files", r.stdout)
+
+    def test_later_runs_are_separate_groups(self):
+        write_capture(self.root, [RankCapture(0, gpu=True)], job="7")
+        write_capture(self.root, [RankCapture(0, gpu=True)], job="7")
+        os.rename(os.path.join(self.root, "7_chakra"), os.path.join(self.root, "7_chakra.1"))
+        os.rename(os.path.join(self.root, "7_kineto"), os.path.join(self.root, "7_kineto.1"))
+        write_capture(self.root, [RankCapture(0, gpu=True)], job="7")
+        r = check(self.root)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("rank 0 (7): ok", r.stdout)
+        self.assertIn("rank 0 (7.1): ok", r.stdout)
+
+    def test_json_output(self):
+        cap = RankCapture(0)
+        r = check("--json", self.write([cap]))
+        self.assertEqual(r.returncode, 0, r.stdout)
+        doc = json.loads(r.stdout)
+        self.assertEqual(doc["status"], 0)
+        self.assertEqual(doc["warnings"], 1)
+        rep = doc["reports"][0]
+        self.assertEqual(rep["rank"], 0)
+        self.assertEqual(rep["figures"]["steps_et"], [3, 4])
+        self.assertEqual(rep["figures"]["rf_id_join"]["share"], 1.0)
+        self.assertEqual([f["rule"] for f in rep["findings"]], ["link.host_only"])
+
+
+class ErrorFixtures(CheckCase):
+    """Each edits one thing of a good capture; check fails with that rule."""
+
+    def dev(self, rank=0):
+        return os.path.join(self.root, "0_kineto", "rank-%d.json" % rank)
+
+    def et(self, rank=0):
+        return os.path.join(self.root, "0_chakra", "rank-%d.json" % rank)
+
+    def test_unfinalized_et_cut_before_its_root(self):
+        cap = RankCapture(0, gpu=True)
+        text = cap.et_text()
+        cut = text[:text.index('"[pytorch|profiler|execution_trace|process]"')]
+        cut = cut[:cut.rindex("{")]  # torch stops after the last op node and its comma
+        self.write([cap], et_text={0: cut})
+        self.assert_error([self.root], "et.finalized", text="without its root node 1 and finish_ts")
+
+    def test_et_without_finish_ts_and_root(self):
+        cap = RankCapture(0, gpu=True)
+        nodes = [n for n in cap.et_nodes() if n["id"] != 1]
+        doc = json.loads(cap.et_text(nodes))
+        del doc["finish_ts"]
+        self.write([cap], et_text={0: json.dumps(doc)})
+        self.assert_error([self.root], "et.finalized", text="no finish_ts and no root node 1")
+
+    def test_et_not_json(self):
+        cap = RankCapture(0, gpu=True)
+        self.write([cap], et_text={0: cap.et_text().replace('"pid":', '"pid" ', 1)})
+        self.assert_error([self.root], "et.json")
+
+    def test_et_node_without_an_attr(self):
+        cap = RankCapture(0, gpu=True)
+        nodes = cap.et_nodes()
+        nodes[3]["attrs"] = [a for a in nodes[3]["attrs"] if a["name"] != "fw_tid"]
+        self.write([cap], et_text={0: cap.et_text(nodes)})
+        self.assert_error([self.root], "et.attrs", text="lacks fw_tid")
+
+    def test_missing_profiler_step(self):
+        cap = RankCapture(0, gpu=True)
+        cap.spans = [s for s in cap.spans if not s.name.startswith("ProfilerStep#")]
+        self.assert_error([self.write([cap])], "device.profiler_step")
+
+    def test_missing_record_function_id(self):
+        cap = RankCapture(0, gpu=True)
+        cap.write_et = cap.et_text()
+        span = cap.find("aten::addmm", 1)
+        self.write([cap])
+        self.edit(self.dev(), lambda t: t.replace('"Record function id": %d' % span.rf_id, '"x": 0'))
+        r = self.assert_error([self.root], "device.rf_id", text="aten::addmm")
+        self.assertTrue(self.lines(r, "error", "join.rf_id", 0) or True)
+
+    def test_kernel_without_external_id(self):
+        cap = RankCapture(0, gpu=True)
+        kernel = cap.find("void gemm_kernel()")
+        kernel.ext = None
+        self.assert_error([self.write([cap])], "gpu.external_id", text="kernel 'void gemm_kernel()'")
+
+    def test_duplicate_launch_correlation(self):
+        cap = RankCapture(0, gpu=True)
+        first, second = [s for s in cap.spans if s.cat == "cuda_runtime"][:2]
+        second.args["correlation"] = first.args["correlation"]
+        self.assert_error([self.write([cap])], "gpu.correlation")
+
+    def test_launch_name_with_cupti_version_suffix(self):
+        cap = RankCapture(0, gpu=True)
+        cap.find("cudaLaunchKernel").name = "cudaLaunchKernel_v7000"
+        self.assert_error([self.write([cap])], "gpu.launch_name", text="cudaLaunchKernel_v7000")
+
+    def test_stream_on_a_cpu_event_and_none_on_a_kernel(self):
+        cap = RankCapture(0, gpu=True)
+        cap.find("aten::linear").args["stream"] = 7
+        del cap.find("void gemm_kernel()").args["stream"]
+        r = self.assert_error([self.write([cap])], "gpu.stream")
+        self.assertEqual(len(self.lines(r, "error", "gpu.stream", 0)), 2)
+
+    def test_compact_rank_zero(self):
+        self.write([RankCapture(0, 2, gpu=True), RankCapture(1, 2, gpu=True)])
+        self.edit(self.dev(0), lambda t: t.replace('"rank": 0', '"rank":0', 1))
+        r = self.assert_error([self.root], "device.rank", rank=0, text="silently reads rank 0")
+        self.assertFalse(self.lines(r, "error", "device.rank", 1))
+
+    def test_rank_regex_reading_another_rank(self):
+        self.write([RankCapture(0, 2, gpu=True), RankCapture(1, 2, gpu=True)])
+        self.edit(self.dev(1), lambda t: t.replace('"rank": 1', '"rank":1', 1).replace(
+            '"schemaVersion": 1,', '"schemaVersion": 1, "note": {"rank": 0},', 1))
+        self.assert_error([self.root], "device.rank", rank=1, text="reads rank 0, but this file is rank 1")
+
+    def test_steps_differ_between_the_files(self):
+        cap = RankCapture(0, gpu=True)
+        # The ET loses step 4's Optimizer.step# node and its child.
+        opt = cap.find("Optimizer.step#SGD.step", 1)
+        nodes = cap.et_nodes()
+        drop = {n["id"] for n in nodes if n["attrs"][0]["value"] in (opt.rf_id, opt.rf_id + 1)}
+        nodes = [n for n in nodes if n["id"] not in drop]
+        self.write([cap], et_text={0: cap.et_text(nodes)})
+        r = self.assert_error([self.root], "steps.match", text="the ET holds steps 3, the device trace holds steps 3,4")
+        self.assertEqual(len(self.errors_in(r)), 1, r.stdout)
+
+    def test_partial_leftover(self):
+        self.write([RankCapture(0, gpu=True)])
+        shutil.copy(self.dev(), self.dev() + ".partial")
+        self.assert_error([self.root], "files.partial", text="0_kineto/rank-0.json.partial")
+
+    def test_child_with_its_parents_start_and_end(self):
+        cap = RankCapture(0, gpu=True)
+        child, parent = cap.find("aten::addmm"), cap.find("aten::linear")
+        child.start, child.end = parent.start, parent.end
+        self.assert_error([self.write([cap])], "span.equal")
+
+    def test_child_sharing_one_end_passes(self):
+        cap = RankCapture(0, gpu=True)
+        child, parent = cap.find("aten::addmm"), cap.find("aten::linear")
+        child.start = parent.start
+        r = check("--strict", self.write([cap]))
+        self.assertEqual(r.returncode, 0, r.stdout)
+
+    def test_missing_rank(self):
+        self.write([RankCapture(r, 3, gpu=True) for r in range(3)])
+        os.remove(self.dev(1))
+        os.remove(self.et(1))
+        self.assert_error([self.root], "ranks.missing", rank=1, text="rank 1 of world size 3 has no files")
+
+    def test_rank_in_one_folder_only(self):
+        self.write([RankCapture(0, 2, gpu=True), RankCapture(1, 2, gpu=True)])
+        os.remove(self.et(1))
+        self.assert_error([self.root], "ranks.unpaired", rank=1, text="has no ET beside it")
+
+    def test_device_trace_cut_short(self):
+        cap = RankCapture(0, gpu=True)
+        text = cap.device_text()
+        self.write([cap], device_text={0: text[:len(text) // 2]})
+        self.assert_error([self.root], "device.json", text="ends early")
+
+    def test_et_ops_missing_from_the_device_trace(self):
+        cap = RankCapture(0, gpu=True)
+        nodes = cap.et_nodes()
+        for n in nodes[1:6]:
+            n["attrs"][0]["value"] += 1000  # rf_ids no device event carries
+        self.write([cap], et_text={0: cap.et_text(nodes)})
+        self.assert_error([self.root], "join.rf_id", text="of 10 ET op nodes")
+
+
+class WarningFixtures(CheckCase):
+    """Each warning of TRACE_FORMAT.md: exit 0 with the line, 1 with --strict."""
+
+    def test_host_only_capture(self):
+        self.assert_warning([self.write([RankCapture(0)])], "link.host_only",
+                            text="Chakra's own linker (chakra_trace_link) will refuse this pair: HTA fails "
+                                 "with KeyError 'cuda_runtime'; use chakrashim link")
+
+    def test_schema_the_converter_refuses(self):
+        cap = RankCapture(0, gpu=True)
+        cap.et_schema = "1.0.4"
+        self.assert_warning([self.write([cap])], "et.schema", text="which chakra_converter will refuse")
+
+    def test_ranks_absent_because_of_chakra_ranks(self):
+        caps = [RankCapture(r, 4, gpu=True, ranks_filter="0,2") for r in (0, 2)]
+        r = self.assert_warning([self.write(caps)], "ranks.filtered", rank=None,
+                                text="ranks 1,3 of world size 4 are absent because of CHAKRA_RANKS=0,2")
+        self.assertIn("rank 2: ok", r.stdout)
+
+    def test_filtered_rank_still_missing_is_an_error(self):
+        caps = [RankCapture(0, 3, gpu=True, ranks_filter="0-1")]
+        r = self.assert_error([self.write(caps)], "ranks.missing", rank=1)
+        self.assertTrue(self.lines(r, "warning", "ranks.filtered"))
+
+    def test_partial_last_step_explains_the_missing_step(self):
+        cap = RankCapture(0, gpu=True)
+        cap.meta["steps"]["partial_last_step"] = 4
+        cap.meta["steps"]["reason"] = "signal:SIGTERM"
+        opt = cap.find("Optimizer.step#SGD.step", 1)
+        nodes = [n for n in cap.et_nodes() if n["attrs"][0]["value"] not in (opt.rf_id, opt.rf_id + 1)]
+        self.write([cap], et_text={0: cap.et_text(nodes)})
+        self.assert_warning([self.root], "steps.partial_last", text="step 4 is partial (reason: signal:SIGTERM)")
+
+    def test_dropped_cupti_records(self):
+        cap = RankCapture(0, gpu=True)
+        cap.meta["device_trace"]["dropped_records"] = 12
+        self.assert_warning([self.write([cap])], "device.dropped", text="12 CUPTI records dropped")
+
+    def test_truncated_window(self):
+        cap = RankCapture(0, gpu=True)
+        cap.meta["device_trace"]["truncated_at"] = 1950.5
+        cap.meta["steps"]["reason"] = "memory_cap"
+        self.assert_warning([self.write([cap])], "device.truncated", text="reason: memory_cap")
+
+    def test_cut_short_window(self):
+        cap = RankCapture(0, gpu=True)
+        cap.meta["steps"]["cut_short"] = True
+        cap.meta["steps"]["reason"] = "exit"
+        self.assert_warning([self.write([cap])], "device.truncated", text="reason: exit")
+
+
+class GoldenPair(CheckCase):
+    """The real Kineto device trace (10 MB, GPU, float times) and its ET."""
+
+    def setUp(self):
+        super().setUp()
+        if not os.path.isfile(os.path.join(GOLDEN, "device.0.json.gz")):
+            self.skipTest("no golden pair at %s" % GOLDEN)
+        self.host_gz = os.path.join(GOLDEN, "host.0.json.gz")
+        self.dev_gz = os.path.join(GOLDEN, "device.0.json.gz")
+
+    def unpack(self):
+        host, dev = os.path.join(self.root, "host.0.json"), os.path.join(self.root, "device.0.json")
+        for src, dst in ((self.host_gz, host), (self.dev_gz, dev)):
+            with gzip.open(src, "rb") as f, open(dst, "wb") as g:
+                shutil.copyfileobj(f, g)
+        return host, dev
+
+    def test_golden_pair_passes(self):
+        r = check("--strict", self.host_gz, self.dev_gz)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("rank 0: ok; steps 4,5,6 in both files; rf_id join 14388/14388 (100.0%)", r.stdout)
+        self.assertIn("40573 events, 3774 GPU ops", r.stdout)
+        host, dev = self.unpack()
+        plain = check("--strict", host, dev)
+        self.assertEqual(plain.returncode, 0, plain.stdout)
+        self.assertNotIn("et.gzip", plain.stdout)
+
+    def edit_events(self, dev, fn):
+        with open(dev) as f:
+            doc = json.load(f)
+        fn(doc["traceEvents"])
+        with open(dev, "w") as f:
+            json.dump(doc, f)
+
+    def test_golden_kernel_without_external_id(self):
+        host, dev = self.unpack()
+        def drop(events):
+            next(e for e in events if e.get("cat") == "kernel")["args"].pop("External id")
+        self.edit_events(dev, drop)
+        self.assert_error([host, dev], "gpu.external_id", text="1 kernel/memcpy without External id")
+
+    def test_golden_duplicate_correlation(self):
+        host, dev = self.unpack()
+        def dup(events):
+            launches = [e for e in events if e.get("cat") == "cuda_runtime"]
+            launches[1]["args"]["correlation"] = launches[0]["args"]["correlation"]
+        self.edit_events(dev, dup)
+        self.assert_error([host, dev], "gpu.correlation")
+
+    def test_golden_missing_record_function_id(self):
+        host, dev = self.unpack()
+        def drop(events):
+            next(e for e in events if e.get("cat") == "cpu_op")["args"].pop("Record function id")
+        self.edit_events(dev, drop)
+        r = self.assert_error([host, dev], "device.rf_id")
+        self.assertIn("rf_id join 14387/14388", r.stdout)
+
+    def test_golden_missing_profiler_step(self):
+        host, dev = self.unpack()
+        def drop(events):
+            events[:] = [e for e in events if not e.get("name", "").startswith("ProfilerStep#")]
+        self.edit_events(dev, drop)
+        self.assert_error([host, dev], "device.profiler_step")
+
+    def test_golden_unfinalized_et(self):
+        host, dev = self.unpack()
+        with open(host) as f:
+            text = f.read()
+        with open(host, "w") as f:
+            f.write(text[:len(text) * 2 // 3])
+        self.assert_error([host, dev], "et.finalized")
+
+
+class RealTorchCapture(CheckCase):
+    """A real torch.profiler + ExecutionTraceObserver CPU capture."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = ct.tempfile.mkdtemp(prefix="chakra-torch-")
+        script = os.path.join(os.path.dirname(__file__), "make_torch_trace.py")
+        r = ct.run([ct.PYTHON, script, cls.dir], env=ct.clean_env(), timeout=300)
+        cls.made = r.returncode == 0 and os.path.isfile(os.path.join(cls.dir, "kineto.json"))
+        cls.why = r.stderr[-2000:]
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def setUp(self):
+        super().setUp()
+        ct.require(self, ct.WITH_TORCH, "built without torch")
+        self.assertTrue(self.made, "torch capture failed: " + self.why)
+        self.et = os.path.join(self.dir, "et.json")
+        self.dev = os.path.join(self.dir, "kineto.json")
+
+    def test_real_capture_passes_with_the_host_only_warning(self):
+        r = self.assert_warning([self.et, self.dev], "link.host_only")
+        self.assertRegex(r.stdout, r"rank 0: 0 errors, 1 warning; steps (\d+,\d+) in both files; "
+                                   r"rf_id join (\d+)/\2 \(100.0%\)")
+
+    def test_real_capture_in_the_folder_layout(self):
+        os.makedirs(os.path.join(self.root, "5_chakra"))
+        os.makedirs(os.path.join(self.root, "5_kineto"))
+        shutil.copy(self.et, os.path.join(self.root, "5_chakra", "rank-0.json"))
+        shutil.copy(self.dev, os.path.join(self.root, "5_kineto", "rank-0.json"))
+        r = check(self.root)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("info [device.no_rank]", r.stdout)
+
+    def test_real_et_cut_short(self):
+        et = os.path.join(self.root, "et.json")
+        with open(self.et) as f:
+            text = f.read()
+        with open(et, "w") as f:
+            f.write(text[:text.rindex('"[pytorch|profiler|execution_trace|process]"')])
+        self.assert_error([et, self.dev], "et.finalized")
+
+    def test_real_steps_differ(self):
+        # Drop the last ProfilerStep#N: its Optimizer.step# now falls outside.
+        dev = os.path.join(self.root, "kineto.json")
+        with open(self.dev) as f:
+            doc = json.load(f)
+        last = max(e["name"] for e in doc["traceEvents"] if e.get("name", "").startswith("ProfilerStep#"))
+        doc["traceEvents"] = [e for e in doc["traceEvents"] if e.get("name") != last]
+        with open(dev, "w") as f:
+            json.dump(doc, f)
+        self.assert_error([self.et, dev], "steps.match", text="outside every ProfilerStep#N")
+
+
+class Usage(CheckCase):
+    def test_help(self):
+        r = check("--help")
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("usage: chakrashim check", r.stdout)
+        self.assertIn("--strict", r.stdout)
+
+    def test_usage_errors_exit_2(self):
+        for args in ([], ["--bogus", self.root], [os.path.join(self.root, "nope")],
+                     ["--step-marker"], ["--jobs", "0", self.root]):
+            r = check(*args)
+            self.assertEqual(r.returncode, 2, (args, r.stdout, r.stderr))
+            self.assertIn("usage: chakrashim check", r.stderr)
+            self.assertEqual(r.stdout, "")
+
+    def test_quiet_prints_problems_only(self):
+        r = check("--quiet", self.write([RankCapture(0)]))
+        self.assertEqual(r.returncode, 0)
+        self.assertEqual(len(r.stdout.splitlines()), 1, r.stdout)
+        self.assertIn("warning [link.host_only]", r.stdout)
+
+    def test_no_progress_bar_when_stderr_is_not_a_terminal(self):
+        r = check(self.write([RankCapture(0, gpu=True)]))
+        self.assertEqual(r.stderr, "")
+
+    def test_step_marker_option(self):
+        cap = RankCapture(0, gpu=True)
+        for s in cap.spans:
+            if s.name.startswith("Optimizer.step#"):
+                s.name = "MyLoop.step"
+        self.write([cap])
+        self.assert_error([self.root], "steps.match", text="no outermost 'Optimizer.step#' node")
+        r = check("--strict", "--step-marker", "MyLoop.step", self.root)
+        self.assertEqual(r.returncode, 0, r.stdout)
+
+    def test_file_of_neither_kind(self):
+        other = os.path.join(self.root, "notes.json")
+        with open(other, "w") as f:
+            f.write('{"hello": 1}')
+        r = check(other)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertTrue(self.lines(r, "error", "files.unreadable"))
+
+
+if __name__ == "__main__":
+    unittest.main()
