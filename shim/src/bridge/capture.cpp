@@ -100,6 +100,9 @@ void Capture::apply(const window::Boundary& b, std::int64_t now, std::uint64_t t
 }
 
 void Capture::arm() {
+  // Attempted, whatever follows: a failed arm has said why, and the exit
+  // must not add that the window was never reached.
+  ever_armed_ = true;
   host_on_ = config_.host_trace != 0;
   device_on_ = config_.device_trace != 0;
   if (host_on_ && EtObserver::someone_else_observing()) {
@@ -126,7 +129,6 @@ void Capture::arm() {
   std::atexit(&exit_hook);
   op_span_handle_ = register_op_span_callback();
   armed_ = true;
-  ever_armed_ = true;
   log_debug("armed at step " + std::to_string(window_->current()));
 }
 

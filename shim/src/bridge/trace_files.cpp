@@ -115,9 +115,9 @@ void write_window(WindowOutput& o) {
     ::unlink(files::partial_path(o.layout.device_path).c_str());
     write_device_trace(o, summary);
   }
-  std::string line = "captured steps [" + step_list(steps.captured) + "] (" +
-                     std::to_string(steps.captured.size()) + " steps, " + std::to_string(ops) +
-                     " ops";
+  const std::size_t n = steps.captured.size();
+  std::string line = "captured steps [" + step_list(steps.captured) + "] (" + std::to_string(n) +
+                     (n == 1 ? " step, " : " steps, ") + std::to_string(ops) + " ops";
   if (steps.cut_short) line += ", window cut short: " + steps.reason;
   line += "):" + (summary.empty() ? std::string(" no file written") : summary);
   log_info(line);

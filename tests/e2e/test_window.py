@@ -1,0 +1,75 @@
+"""The window: exactly the configured steps land in both files, for plain
+loops and for every schedule shape (issue: capture, acceptance 1 and 2)."""
+import unittest
+
+from e2e_case import CaptureCase
+from harness import Capture, job_env, run_job, run_plain
+
+
+class Window(CaptureCase):
+    def test_a_plain_loop_keeps_exactly_start_to_end(self):
+        r = run_job("plain_loop.py", [7, "--annotate"],
+                    job_env(self.trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=4))
+        self.assert_ran(r)
+        cap = self.assert_valid_capture([2, 3, 4])
+        self.assertEqual(cap.meta["steps"]["captured"], [2, 3, 4])
+        self.assertFalse(cap.meta["steps"]["cut_short"])
+        self.assertEqual(cap.meta["steps"]["reason"], "end_step")
+        self.assertRegex(r.stderr, r"\[chakrashim rank 0\] captured steps \[2,3,4\] \(3 steps, \d+ ops\)")
+
+    def test_a_user_annotation_at_the_start_of_step_n_lies_in_profiler_step_n(self):
+        r = run_job("plain_loop.py", [6, "--annotate"],
+                    job_env(self.trace_dir, CHAKRA_START_STEP=1, CHAKRA_END_STEP=3))
+        self.assert_ran(r)
+        cap = self.assert_valid_capture([1, 2, 3])
+        seen = {}
+        for e in cap.named("iteration "):
+            n = int(e["name"].split()[1])
+            containing = [s for s in cap.step_events()
+                          if s["ts"] <= e["ts"] and e["ts"] + e["dur"] <= s["ts"] + s["dur"]]
+            seen[n] = [int(s["name"].split("#")[1]) for s in containing]
+        self.assertEqual(seen, {1: [1], 2: [2], 3: [3]})
+
+    def test_the_schedule_2_9_1_2_keeps_3_4_6_7_9_in_both_files(self):
+        r = run_job("plain_loop.py", [12],
+                    job_env(self.trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=9,
+                            CHAKRA_WARMUP_STEPS=1, CHAKRA_ACTIVE_STEPS=2))
+        self.assert_ran(r)
+        cap = self.assert_valid_capture([3, 4, 6, 7, 9])
+        self.assertEqual(cap.meta["steps"]["captured"], [3, 4, 6, 7, 9])
+
+    def test_start_zero_captures_from_import(self):
+        r = run_job("plain_loop.py", [4], job_env(self.trace_dir, CHAKRA_START_STEP=0,
+                                                  CHAKRA_END_STEP=1))
+        self.assert_ran(r)
+        self.assert_valid_capture([0, 1])
+
+    def test_a_job_that_ends_before_end_is_finalized_and_says_so(self):
+        r = run_job("plain_loop.py", [4], job_env(self.trace_dir, CHAKRA_START_STEP=2,
+                                                  CHAKRA_END_STEP=9))
+        self.assert_ran(r)
+        cap = Capture(self.trace_dir)
+        self.assertIn("finish_ts", cap.et)
+        self.assertEqual(cap.meta["steps"]["captured"], [2, 3])
+        self.assertTrue(cap.meta["steps"]["cut_short"])
+        self.assertEqual(cap.meta["steps"]["reason"], "exit")
+        # The ops after the last optimizer step (the final print's .item())
+        # form a partial step 4, flagged as such.
+        self.assertEqual(cap.meta["steps"]["partial_last_step"], 4)
+        self.assertEqual(cap.et_steps(), [2, 3])
+        self.assertEqual(cap.device_steps(), [2, 3, 4])
+
+    def test_stdout_and_exit_status_are_byte_identical(self):
+        plain = run_plain("plain_loop.py", [6])
+        shimmed = run_job("plain_loop.py", [6], job_env(self.trace_dir, CHAKRA_START_STEP=1,
+                                                        CHAKRA_END_STEP=3))
+        self.assertEqual(plain.returncode, 0, plain.stderr)
+        self.assertEqual((shimmed.returncode, shimmed.stdout), (plain.returncode, plain.stdout))
+        # stderr differs only by our one summary line.
+        extra = [l for l in shimmed.stderr.splitlines() if l not in plain.stderr.splitlines()]
+        self.assertEqual(len(extra), 1, shimmed.stderr)
+        self.assertTrue(extra[0].startswith("[chakrashim rank 0] captured steps"))
+
+
+if __name__ == "__main__":
+    unittest.main()
