@@ -1,0 +1,59 @@
+// Unit tests for EtFacts (tools/check/et_facts.h): op nodes, the root, the
+// seven attrs and the outermost step markers.
+#include "check/et_facts.h"
+
+#include <gtest/gtest.h>
+
+namespace chakrashim::tools::check {
+namespace {
+
+EtNode node(std::uint64_t id, const char* name, std::uint64_t parent, std::uint64_t rf, std::uint8_t mask = 0x7f) {
+  EtNode n;
+  n.id = id;
+  n.name = name;
+  n.parent = parent;
+  n.rf_id = rf;
+  n.attr_mask = mask;
+  return n;
+}
+
+TEST(EtFacts, FindsOutermostMarkersThroughCtrlDeps) {
+  EtFacts f("Optimizer.step#");
+  f.add(node(2, "[pytorch|profiler|execution_trace|thread]", 1, 0));
+  f.add(node(3, "Optimizer.step#Wrapper.step", 2, 10));
+  f.add(node(4, "aten::add_", 3, 11));
+  f.add(node(5, "Optimizer.step#SGD.step", 4, 12));  // nested under a marker
+  f.add(node(6, "Optimizer.step#SGD.step", 2, 13));
+  f.add(node(1, "[pytorch|profiler|execution_trace|process]", 1, 0));  // root, written last
+  f.finish();
+  ASSERT_EQ(f.outermost_markers().size(), 2u);
+  EXPECT_EQ(f.outermost_markers()[0].rf_id, 10u);
+  EXPECT_EQ(f.outermost_markers()[1].rf_id, 13u);
+  EXPECT_TRUE(f.has_root());
+  EXPECT_EQ(f.nodes(), 6u);
+  EXPECT_EQ(f.op_nodes(), 4u);
+  EXPECT_EQ(f.op_rf_ids(), (std::vector<std::uint64_t>{10, 11, 12, 13}));
+}
+
+TEST(EtFacts, LeavesOutProcessGroupNodesAndCountsMissingAttrs) {
+  EtFacts f("Optimizer.step#");
+  f.add(node(2, "## process_group:init ##", 1, 5));
+  f.add(node(3, "aten::mm", 2, 6, 0x7f & ~1));
+  f.add(node(4, "aten::mm", 2, 7, 0x3f));
+  f.finish();
+  EXPECT_FALSE(f.has_root());
+  EXPECT_EQ(f.op_nodes(), 2u);
+  EXPECT_EQ(f.nodes_missing_attrs(), 2u);
+  EXPECT_EQ(f.missing_attrs_example(), "node 3 (aten::mm) lacks rf_id");
+}
+
+TEST(EtFacts, SurvivesACycleInCtrlDeps) {
+  EtFacts f("M");
+  f.add(node(3, "M", 4, 1));
+  f.add(node(4, "x", 3, 2));
+  f.finish();
+  EXPECT_TRUE(f.outermost_markers().empty());  // 3's ancestor chain reaches itself
+}
+
+}  // namespace
+}  // namespace chakrashim::tools::check

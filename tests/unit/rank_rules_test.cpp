@@ -1,0 +1,136 @@
+// Unit tests for the per-rank rules (tools/check/rank_rules.h) on facts
+// built in memory.
+#include "check/rank_rules.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace chakrashim::tools::check {
+namespace {
+
+using nlohmann::json;
+
+bool has(const std::vector<Finding>& out, RuleId id) {
+  return std::any_of(out.begin(), out.end(), [id](const Finding& f) { return f.rule == id; });
+}
+
+struct Device {
+  TraceSummary summary;
+  DeviceFacts facts{nullptr, {}};
+  DeviceInput input() { return {"d.json", {}, &summary, &facts, std::nullopt, std::nullopt}; }
+};
+
+Device parsed_device() {
+  Device d;
+  d.summary.parse.ok = true;
+  d.summary.has_trace_events = true;
+  d.summary.keys_before_events = {"schemaVersion", "deviceProperties", "distributedInfo"};
+  return d;
+}
+
+TEST(ParseMeta, ReadsOurMetadataObject) {
+  const auto meta = parse_meta(json::parse(R"({"steps": {"captured": [3, 4], "cut_short": true,
+      "partial_last_step": 4, "reason": "signal:SIGTERM"}, "ranks": {"filter": "0,2", "world_size": 4},
+      "host_trace": "off", "device_trace": {"dropped_records": 7, "truncated_at": 12.5}})"));
+  ASSERT_TRUE(meta);
+  EXPECT_EQ(meta->captured, (std::vector<std::uint64_t>{3, 4}));
+  EXPECT_TRUE(meta->cut_short);
+  EXPECT_EQ(meta->partial_last_step, 4u);
+  EXPECT_EQ(meta->reason, "signal:SIGTERM");
+  EXPECT_EQ(meta->ranks_filter, "0,2");
+  EXPECT_EQ(meta->world_size, 4u);
+  EXPECT_EQ(meta->host_trace, "off");
+  EXPECT_EQ(meta->dropped_records, 7u);
+  EXPECT_TRUE(meta->truncated);
+  EXPECT_FALSE(parse_meta(json::array()));
+}
+
+TEST(DeviceRules, ACompactRankIsAnErrorEvenForRankZero) {
+  auto d = parsed_device();
+  d.summary.distributed_info = json::parse(R"({"rank": 0})");
+  auto in = d.input();
+  in.expected_rank = 0;  // and the regex found nothing
+  RankFigures fig;
+  std::vector<Finding> out;
+  device_rules(in, std::nullopt, fig, out);
+  EXPECT_TRUE(has(out, RuleId::device_rank));
+}
+
+TEST(DeviceRules, NoRankAnywhereIsOnlyInformationForRankZero) {
+  auto d = parsed_device();
+  auto in = d.input();
+  in.expected_rank = 0;
+  RankFigures fig;
+  std::vector<Finding> out;
+  device_rules(in, std::nullopt, fig, out);
+  EXPECT_FALSE(has(out, RuleId::device_rank));
+  EXPECT_TRUE(has(out, RuleId::device_no_rank));
+  in.expected_rank = 2;
+  out.clear();
+  device_rules(in, std::nullopt, fig, out);
+  EXPECT_TRUE(has(out, RuleId::device_rank));
+}
+
+TEST(DeviceRules, HostOnlyTraceWarnsAndMetadataWarningsFollowTheMetadata) {
+  auto d = parsed_device();
+  CaptureMeta meta;
+  meta.partial_last_step = 4;
+  meta.dropped_records = 1;
+  meta.cut_short = true;
+  RankFigures fig;
+  std::vector<Finding> out;
+  device_rules(d.input(), meta, fig, out);
+  EXPECT_TRUE(fig.host_only);
+  for (auto id : {RuleId::link_host_only, RuleId::steps_partial_last, RuleId::device_dropped,
+                  RuleId::device_truncated, RuleId::device_profiler_step})
+    EXPECT_TRUE(has(out, id)) << rule(id).name;
+  EXPECT_FALSE(has(out, RuleId::device_no_metadata));
+}
+
+TEST(DeviceRules, ACutOffTraceStopsAtTheJsonError) {
+  auto d = parsed_device();
+  d.summary.parse = {false, true, "unexpected end of input"};
+  RankFigures fig;
+  std::vector<Finding> out;
+  device_rules(d.input(), std::nullopt, fig, out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].rule, RuleId::device_json);
+  EXPECT_NE(out[0].detail.find("ends early"), std::string::npos);
+}
+
+TEST(PairRules, JoinBelowThresholdIsAnError) {
+  EtFacts et("Optimizer.step#");
+  for (std::uint64_t i = 0; i < 100; ++i) {
+    EtNode n;
+    n.id = i + 2;
+    n.name = "aten::x";
+    n.rf_id = i + 1;
+    et.add(n);
+  }
+  et.finish();
+  DeviceFacts dev(&et.op_rf_ids(), {});
+  for (std::int64_t rf = 1; rf <= 98; ++rf) {
+    TraceEvent e;
+    e.ph = "X";
+    e.cat = "cpu_op";
+    e.record_function_id = {true, rf};
+    dev.add(e);
+  }
+  dev.finish();
+  RankFigures fig;
+  std::vector<Finding> out;
+  pair_rules(et, dev, std::nullopt, "Optimizer.step#", fig, out);
+  EXPECT_EQ(fig.join_matched, 98u);
+  EXPECT_EQ(fig.join_total, 100u);
+  ASSERT_TRUE(has(out, RuleId::join_rf_id));
+  EXPECT_NE(out[0].detail.find("98 of 100"), std::string::npos);
+}
+
+TEST(StepList, JoinsWithCommas) {
+  EXPECT_EQ(step_list({}), "none");
+  EXPECT_EQ(step_list({3, 4}), "3,4");
+}
+
+}  // namespace
+}  // namespace chakrashim::tools::check
