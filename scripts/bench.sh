@@ -3,10 +3,13 @@
 #
 #   scripts/bench.sh [--quick] [--build DIR] [--empty-preload LIB]
 #
-# Today: the wall time of trivial processes with and without the preload
-# (what every process that inherits LD_PRELOAD pays), as the median ratio over
-# interleaved runs. --quick runs few iterations: it only proves the script
-# works (CI runs it that way).
+# 1. bench_startup.py: the wall time of trivial processes with and without
+#    the preload (what every process that inherits LD_PRELOAD pays).
+# 2. bench_capture.py: training-step time on examples/train_tiny.py without
+#    the shim, with it outside and inside its window, and NeMo's in-script
+#    torch.profiler way over the same steps.
+# All as medians over interleaved runs, side by side. --quick runs few
+# iterations: it only proves the scripts work (CI runs it that way).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${CHAKRASHIM_TEST_BUILD_DIR:-$here/../build}
@@ -28,4 +31,13 @@ python=${CHAKRASHIM_TEST_PYTHON:-$(python3 -c 'import sys; print(sys.executable)
 empty=${empty:-$build/tests/preload/libchakra_bench_empty_preload.so}
 extra=()
 [ -f "$empty" ] && extra=(--empty-preload "$empty")
-exec "$python" "$here/bench_startup.py" --preload "$preload" "${extra[@]}" $quick
+status=0
+"$python" "$here/bench_startup.py" --preload "$preload" "${extra[@]}" $quick || status=1
+echo
+if "$python" -c 'import torch' 2>/dev/null && [ -f "$build/shim/libchakrashim_torch.so" ]; then
+  "$python" "$here/bench_capture.py" --preload "$preload" $quick || status=1
+else
+  echo "bench: no torch or no bridge: the capture benchmark is skipped"
+fi
+# Further benchmarks are appended below, each after an empty line.
+exit $status
