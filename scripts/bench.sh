@@ -40,4 +40,5 @@ else
   echo "bench: no torch or no bridge: the capture benchmark is skipped"
 fi
 # Further benchmarks are appended below, each after an empty line.
+echo; "$python" "$here/bench_check.py" --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" $quick || status=1
 exit $status

@@ -6,8 +6,15 @@ below the file in memory, because the parse streams).
     bench_check.py [--cli PATH] [--golden DIR] [--runs N] [--quick]
 
 The golden pair (../shared/fixtures/chakra-link/) is decompressed into a
-temporary folder first, so the figures are for plain JSON. Peak RSS is the
-child's ru_maxrss from os.wait4. Prints figures only; never fails on them.
+temporary folder first, so the figures are for plain JSON. Prints figures
+only; never fails on them.
+
+Peak RSS: Linux charges a process, at exec, with the peak of the memory it
+had before (signal->maxrss), and a child of Python starts as a copy of this
+interpreter, so os.wait4's ru_maxrss is at least Python's own size. GNU time
+(/usr/bin/time), a small process, forks the check itself and reports its
+ru_maxrss; it is used when present. Otherwise the wait4 figure is printed as
+an upper bound. The `--version` row is the floor of either method.
 """
 import argparse
 import gzip
@@ -22,14 +29,27 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+GNU_TIME = "/usr/bin/time"
+
+
 def run_once(cmd):
     """(wall seconds, peak RSS bytes, exit status) of one run."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return wall, usage.ru_maxrss * 1024, proc.returncode
+    fd, report = tempfile.mkstemp(prefix="chakra-bench-rss-")
+    os.close(fd)
+    try:
+        gnu = os.access(GNU_TIME, os.X_OK)
+        full = [GNU_TIME, "-q", "-o", report, "-f", "%M"] + cmd if gnu else cmd
+        start = time.perf_counter()
+        proc = subprocess.Popen(full, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        peak_kib = usage.ru_maxrss
+        if gnu:
+            with open(report) as f:
+                peak_kib = int(f.read().split()[-1])
+        return wall, peak_kib * 1024, os.waitstatus_to_exitcode(status)
+    finally:
+        os.remove(report)
 
 
 def mib(n):
@@ -41,9 +61,24 @@ def bench(label, cmd, size, runs):
     statuses = {r[2] for r in results}
     wall = statistics.median(r[0] for r in results)
     peak = max(r[1] for r in results)
-    print("%-36s %9s  median %.3f s over %d run%s  peak RSS %9s (%.2fx the input)  exit %s" % (
-        label, mib(size), wall, runs, "" if runs == 1 else "s", mib(peak), peak / size,
+    ratio = "(%.2fx the input)" % (peak / size) if size else "(no input)"
+    print("%-36s %9s  median %.3f s over %d run%s  peak RSS %9s %-18s  exit %s" % (
+        label, mib(size) if size else "-", wall, runs, "" if runs == 1 else "s", mib(peak), ratio,
         ",".join(map(str, sorted(statuses)))))
+
+
+def scale_trace(src, dst, times):
+    """The golden device trace with its event list repeated `times` times, as
+    raw text (the parse under test must not care that ids repeat)."""
+    with open(src) as f:
+        text = f.read()
+    start = text.index("[", text.index('"traceEvents"')) + 1
+    end = text.rindex("]", start, text.index('"INFO"')) if '"INFO"' in text else text.rindex("]")
+    body = text[start:end].rstrip().rstrip(",")
+    with open(dst, "w") as f:
+        f.write(text[:start])
+        f.write(",\n".join([body] * times))
+        f.write(text[end:])
 
 
 def main():
@@ -52,6 +87,9 @@ def main():
                     os.path.join(HERE, "..", "build", "tools", "chakrashim"))
     ap.add_argument("--golden", default=os.path.join(HERE, "..", "..", "shared", "fixtures", "chakra-link"))
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--scale", type=int, default=10,
+                    help="also check a device trace with the golden events repeated this many times "
+                         "(memory must not follow the file's size); 0 or --quick: skip")
     ap.add_argument("--quick", action="store_true", help="one run of each (CI)")
     args = ap.parse_args()
     runs = 1 if args.quick else max(1, args.runs)
@@ -70,11 +108,18 @@ def main():
             with gzip.open(src, "rb") as f, open(dst, "wb") as g:
                 shutil.copyfileobj(f, g)
         dsize, hsize = os.path.getsize(device), os.path.getsize(host)
-        print("chakrashim check on the golden pair (%s)" % os.path.abspath(args.golden))
+        how = "GNU time" if os.access(GNU_TIME, os.X_OK) else "os.wait4, an upper bound"
+        print("chakrashim check on the golden pair (%s); peak RSS by %s" % (os.path.abspath(args.golden), how))
+        bench("floor: chakrashim --version", [args.cli, "--version"], 0, runs)
         bench("device trace alone", [args.cli, "check", device], dsize, runs)
         bench("ET + device trace", [args.cli, "check", host, device], dsize + hsize, runs)
         bench("ET + device trace, gzip as shipped", [args.cli, "check", host_gz, device_gz],
               os.path.getsize(host_gz) + os.path.getsize(device_gz), runs)
+        if args.scale > 1 and not args.quick:
+            big = os.path.join(tmp, "device.big.json")
+            scale_trace(device, big, args.scale)
+            bench("device trace, events x%d" % args.scale, [args.cli, "check", big],
+                  os.path.getsize(big), runs)
     return 0
 
 
