@@ -113,16 +113,6 @@ class Capture:
         return [e for e in self.events if e.get("name", "").startswith(prefix)]
 
 
-def check_available():
-    if not CLI:
-        return False
-    r = subprocess.run([CLI, "check", "--help"], capture_output=True, text=True)
-    return r.returncode == 0
-
-
 def run_check(paths, *extra):
-    """`chakrashim check` on a capture; returns the CompletedProcess, or None
-    while the command does not exist yet."""
-    if not check_available():
-        return None
+    """`chakrashim check` on a capture: the CompletedProcess."""
     return subprocess.run([CLI, "check", *extra, *paths], capture_output=True, text=True)

@@ -16,6 +16,7 @@ class ExitAndFiles(CaptureCase):
         self.assertEqual(cap.meta["steps"]["captured"], [2, 3])
         self.assertTrue(cap.meta["steps"]["cut_short"])
         self.assertEqual(cap.et_steps(), [2, 3])
+        self.assert_check_passes()
 
     def test_an_uncaught_exception_in_mid_window_keeps_exit_code_1_and_valid_files(self):
         r = run_job("exit_mid_window.py", ["raise"],
@@ -24,6 +25,7 @@ class ExitAndFiles(CaptureCase):
         self.assertIn("RuntimeError: the job failed in mid-window", r.stderr)
         cap = Capture(self.trace_dir)
         self.assertEqual(cap.et_steps(), [2, 3])
+        self.assert_check_passes()
 
     def test_a_second_run_into_the_same_folder_gets_new_sibling_folders(self):
         env = job_env(self.trace_dir, CHAKRA_START_STEP=1, CHAKRA_END_STEP=1)
@@ -39,6 +41,7 @@ class ExitAndFiles(CaptureCase):
         self.assert_ran(run_job("plain_loop.py", [3], env))
         self.assert_ran(run_job("plain_loop.py", [3], env))
         self.assertEqual(all_files(self.trace_dir), ["0_chakra/rank-0.json", "0_kineto/rank-0.json"])
+        self.assert_valid_capture([1])
 
     def test_an_unwritable_trace_dir_is_one_line_and_the_job_runs_on(self):
         blocker = os.path.join(self.trace_dir, "not-a-folder")

@@ -3,7 +3,7 @@ loops and for every schedule shape (issue: capture, acceptance 1 and 2)."""
 import unittest
 
 from e2e_case import CaptureCase
-from harness import Capture, job_env, run_job, run_plain
+from harness import Capture, job_env, run_check, run_job, run_plain
 
 
 class Window(CaptureCase):
@@ -58,6 +58,9 @@ class Window(CaptureCase):
         self.assertEqual(cap.meta["steps"]["partial_last_step"], 4)
         self.assertEqual(cap.et_steps(), [2, 3])
         self.assertEqual(cap.device_steps(), [2, 3, 4])
+        checked = self.assert_check_passes()
+        strict = run_check([self.trace_dir], "--strict")
+        self.assertEqual(strict.returncode, 1, "a cut window is a warning: --strict fails")
 
     def test_stdout_and_exit_status_are_byte_identical(self):
         plain = run_plain("plain_loop.py", [6])
