@@ -44,6 +44,7 @@ struct SpanContext final : at::ObserverContext {
 
 std::unique_ptr<at::ObserverContext> span_start(const at::RecordFunction& fn) {
   Capture& capture = Capture::instance();
+  if (SignalRelay::pending() != 0) capture.on_signal_pending();
   // Async records (nccl:* and the like) do not nest on this thread.
   if (capture.dead() || fn.isAsync()) return nullptr;
   auto ctx = std::make_unique<SpanContext>();

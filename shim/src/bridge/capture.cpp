@@ -1,5 +1,6 @@
 #include "bridge/capture.h"
 
+#include <signal.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,7 +29,23 @@ std::int64_t now_ns() {
 
 namespace {
 void exit_hook() { Capture::instance().at_exit(); }
+
+std::string signal_name(int sig) {
+  switch (sig) {
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGUSR2: return "SIGUSR2";
+    default: return "signal " + std::to_string(sig);
+  }
+}
+
+// How long the watcher waits for the stepping thread to reach an op before
+// finalizing itself: short against Slurm's 30 s between SIGTERM and SIGKILL.
+constexpr std::chrono::milliseconds kSignalGrace{2000};
 }  // namespace
+
+std::uint64_t Capture::os_tid_cached() { return os_tid(); }
 
 Capture& Capture::instance() {
   // Never destroyed: exit hooks and callbacks on other threads may still
@@ -60,7 +77,8 @@ void Capture::count_user_record(const char* name) {
 void Capture::on_step_end(const at::RecordFunction& fn) {
   markers_seen_.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!window_ || exiting_.load()) return;
+  if (!window_ || exiting_.load() || window_done_) return;
+  stepping_tid_.store(os_tid(), std::memory_order_relaxed);
   const window::Boundary b = window_->step_ended();
   if (op_span_handle_ != at::INVALID_CALLBACK_HANDLE && fn.handle() != 0) {
     pending_ = Pending{fn.handle(), b, os_tid()};
@@ -127,14 +145,24 @@ void Capture::arm() {
   install_fork_guard();
   // After add: our exit hook must run before torch destroys its observer.
   std::atexit(&exit_hook);
+  stepping_tid_.store(os_tid(), std::memory_order_relaxed);
   op_span_handle_ = register_op_span_callback();
+  if (!signals_.start(config_.flush_signal, kSignalGrace,
+                      [this](int sig) { finalize_for_signal(sig); })) {
+    log_warn("cannot watch for SIGTERM/SIGINT in the window: a signal would lose the traces");
+  }
   armed_ = true;
   log_debug("armed at step " + std::to_string(window_->current()));
 }
 
-void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> partial_step) {
+void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> partial_step,
+                     bool from_signal) {
   if (!armed_) return;
   armed_ = false;
+  window_done_ = true;
+  // After a signal the watcher restores the dispositions itself, once it
+  // has delivered the signal again.
+  if (!from_signal) signals_.stop();
   keeping_.store(false, std::memory_order_release);
   et_.remove();
   et_fd_.store(-1);
@@ -199,15 +227,33 @@ void Capture::at_exit() {
       discard_outputs(*layout_, host_on_, device_on_);
       return;
     }
-    std::optional<std::uint64_t> partial;
-    if (cut.phase == window::Phase::active && keeping_.load()) {
-      partial = cut.current;
-      steps_.push_back(StepSpan{cut.current, 0, static_cast<std::int64_t>(os_tid()),
-                                step_start_ns_, now_ns(), next_external_id()});
-    }
-    disarm("exit", partial);
+    (void)cut;
+    disarm("exit", close_partial_step());
   }
   if (!writer_.wait(config_.exit_timeout_s)) {
+    log_error("the trace writer did not finish within CHAKRA_EXIT_TIMEOUT=" +
+              std::to_string(config_.exit_timeout_s) + " s; its files stay .partial");
+  }
+}
+
+std::optional<std::uint64_t> Capture::close_partial_step() {
+  const window::Cut cut = window_->cut();
+  if (cut.phase != window::Phase::active || !keeping_.load()) return std::nullopt;
+  steps_.push_back(StepSpan{cut.current, 0,
+                            static_cast<std::int64_t>(stepping_tid_.load() ? stepping_tid_.load()
+                                                                           : os_tid()),
+                            step_start_ns_, now_ns(), next_external_id()});
+  return cut.current;
+}
+
+void Capture::finalize_for_signal(int sig) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!armed_) return;
+    disarm("signal:" + signal_name(sig), close_partial_step(), /*from_signal=*/true);
+  }
+  // A terminating signal ends the process next: the files must be done.
+  if ((sig == SIGTERM || sig == SIGINT) && !writer_.wait(config_.exit_timeout_s)) {
     log_error("the trace writer did not finish within CHAKRA_EXIT_TIMEOUT=" +
               std::to_string(config_.exit_timeout_s) + " s; its files stay .partial");
   }

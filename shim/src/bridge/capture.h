@@ -26,6 +26,7 @@
 #include <ATen/record_function.h>
 
 #include "bridge/et_observer.h"
+#include "bridge/signal_relay.h"
 #include "bridge/span_store.h"
 #include "bridge/trace_files.h"
 #include "chakrashim/bridge_abi.h"
@@ -57,6 +58,12 @@ class Capture {
   // The process is exiting (atexit, registered after the ET's add).
   void at_exit();
 
+  // A signal was recorded: the stepping thread finalizes at this op.
+  void on_signal_pending() {
+    if (os_tid_cached() == stepping_tid_.load(std::memory_order_relaxed))
+      signals_.poll_on_stepping_thread();
+  }
+
   // A forked child: every callback turns itself off (async-signal-safe).
   void mark_forked_child() { dead_.store(true, std::memory_order_relaxed); }
   bool dead() const { return dead_.load(std::memory_order_relaxed); }
@@ -66,7 +73,13 @@ class Capture {
   Capture() = default;
   void apply(const window::Boundary& b, std::int64_t now_ns, std::uint64_t tid);
   void arm();
-  void disarm(const std::string& reason, std::optional<std::uint64_t> partial_step);
+  void disarm(const std::string& reason, std::optional<std::uint64_t> partial_step,
+              bool from_signal = false);
+  // Ends the window for a signal: the steps so far plus the partial one.
+  void finalize_for_signal(int sig);
+  // The step in progress, as a partial step, if it was being kept.
+  std::optional<std::uint64_t> close_partial_step();
+  static std::uint64_t os_tid_cached();
   void warn_if_never_armed();
 
   std::mutex mutex_;
@@ -76,6 +89,9 @@ class Capture {
   EtObserver et_;
   SpanStore spans_;
   TraceWriterThread writer_;
+  SignalRelay signals_;
+  bool window_done_ = false;  // disarmed, for good: later steps change nothing
+  std::atomic<std::uint64_t> stepping_tid_{0};
   std::optional<files::Layout> layout_;
   bool armed_ = false;
   bool ever_armed_ = false;
