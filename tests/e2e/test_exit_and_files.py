@@ -27,6 +27,27 @@ class ExitAndFiles(CaptureCase):
         self.assertEqual(cap.et_steps(), [2, 3])
         self.assert_check_passes()
 
+    def assert_only_partials_reported(self):
+        files = all_files(self.trace_dir)
+        self.assertTrue(files)
+        self.assertTrue(all(f.endswith(".partial") for f in files), files)
+        from harness import run_check
+        checked = run_check([self.trace_dir])
+        self.assertEqual(checked.returncode, 1)
+        self.assertIn("files.partial", checked.stdout)
+
+    def test_os_exit_in_mid_window_leaves_at_most_partials_that_check_reports(self):
+        r = run_job("exit_mid_window.py", ["os_exit", 5],
+                    job_env(self.trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=6))
+        self.assert_ran(r, rc=5)
+        self.assert_only_partials_reported()
+
+    def test_sigkill_in_mid_window_leaves_at_most_partials_that_check_reports(self):
+        r = run_job("exit_mid_window.py", ["sigkill"],
+                    job_env(self.trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=6))
+        self.assert_ran(r, rc=-9)
+        self.assert_only_partials_reported()
+
     def test_a_second_run_into_the_same_folder_gets_new_sibling_folders(self):
         env = job_env(self.trace_dir, CHAKRA_START_STEP=1, CHAKRA_END_STEP=1)
         self.assert_ran(run_job("plain_loop.py", [3], env))

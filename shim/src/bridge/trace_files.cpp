@@ -22,7 +22,7 @@ std::string step_list(const std::vector<std::uint64_t>& steps) {
   return out.str();
 }
 
-void write_device_trace(WindowOutput& o, std::string& summary) {
+void write_device_trace(WindowOutput& o, std::string& summary, std::vector<std::string>& failures) {
   std::sort(o.spans.begin(), o.spans.end(),
             [](const HostSpan& a, const HostSpan& b) { return a.start_ns < b.start_ns; });
   std::int64_t first = o.spans.empty() ? 0 : o.spans.front().start_ns;
@@ -45,7 +45,7 @@ void write_device_trace(WindowOutput& o, std::string& summary) {
   if (r.ok) {
     summary += " device trace " + o.layout.device_path;
   } else {
-    log_error("the device trace was not written: " + r.error);
+    failures.push_back("the device trace was not written (" + r.error + ")");
   }
 }
 
@@ -97,7 +97,9 @@ void discard_outputs(const files::Layout& layout, bool host, bool device) {
 }
 
 void write_window(WindowOutput& o) {
+  // One line in the end, whatever happened: the summary, or what failed.
   std::string summary;
+  std::vector<std::string> failures;
   const auto& steps = o.trailer.steps;
   if (o.host) {
     const std::string partial = files::partial_path(o.layout.host_path);
@@ -106,21 +108,28 @@ void write_window(WindowOutput& o) {
     if (r.ok) {
       summary += " ET " + o.layout.host_path;
     } else {
-      log_error("the Execution Trace was not kept: " + r.error);
+      failures.push_back("the Execution Trace was not kept (" + r.error + ")");
     }
   }
   const std::size_t ops = o.spans.size();
   if (o.device) {
     // The claimed, empty .partial makes way for the real one.
     ::unlink(files::partial_path(o.layout.device_path).c_str());
-    write_device_trace(o, summary);
+    write_device_trace(o, summary, failures);
   }
   const std::size_t n = steps.captured.size();
   std::string line = "captured steps [" + step_list(steps.captured) + "] (" + std::to_string(n) +
                      (n == 1 ? " step, " : " steps, ") + std::to_string(ops) + " ops";
   if (steps.cut_short) line += ", window cut short: " + steps.reason;
-  line += "):" + (summary.empty() ? std::string(" no file written") : summary);
-  log_info(line);
+  line += ")";
+  if (failures.empty()) {
+    log_info(line + ":" + summary);
+    return;
+  }
+  std::string why;
+  for (const auto& f : failures) why += (why.empty() ? "" : "; ") + f;
+  log_error(line + ", but " + why + (summary.empty() ? "" : "; kept:" + summary) +
+            ". No incomplete file was left under a final name");
 }
 
 TraceWriterThread::~TraceWriterThread() {

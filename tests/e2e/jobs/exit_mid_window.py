@@ -1,5 +1,8 @@
 """Ends inside the window: `exit N` calls sys.exit(N) after step 3, `raise`
-raises an uncaught exception there."""
+raises an uncaught exception there, `os_exit N` calls os._exit(N) (no exit
+handler of anyone runs), `sigkill` kills the process with SIGKILL."""
+import os
+import signal
 import sys
 
 import torch
@@ -17,4 +20,8 @@ for step in range(10):
     if step == 3:
         if how == "raise":
             raise RuntimeError("the job failed in mid-window")
+        if how == "os_exit":
+            os._exit(int(sys.argv[2]))
+        if how == "sigkill":
+            os.kill(os.getpid(), signal.SIGKILL)
         sys.exit(int(sys.argv[2]))

@@ -1,0 +1,51 @@
+"""Starts children in the middle of the capture window.
+
+  python children.py spawn_loader|subprocess|fork_pool
+
+At step 3 (inside a window of steps 2-5): spawn_loader iterates a DataLoader
+with two spawned workers; subprocess runs a Python child that imports torch
+and runs ops; fork_pool maps over a fork-based multiprocessing pool whose
+workers run ops. Prints the children's results so the test can see they ran.
+"""
+import multiprocessing
+import subprocess
+import sys
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def work(n):
+    return float(torch.arange(float(n)).sum() + torch.ones(3).mul(2).sum())
+
+
+def main():
+    mode = sys.argv[1]
+    torch.manual_seed(0)
+    model = torch.nn.Linear(8, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    for step in range(8):
+        loss = model(torch.randn(4, 8)).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if step == 3:
+            if mode == "spawn_loader":
+                data = TensorDataset(torch.randn(16, 8))
+                loader = DataLoader(data, batch_size=4, num_workers=2,
+                                    multiprocessing_context="spawn")
+                print("loader batches", sum(1 for _ in loader), flush=True)
+            elif mode == "subprocess":
+                r = subprocess.run([sys.executable, "-c",
+                                    "import torch; print(float(torch.ones(4).mul(3).sum()))"],
+                                   capture_output=True, text=True)
+                print("child said", r.stdout.strip(), "rc", r.returncode, flush=True)
+                sys.stderr.write(r.stderr)
+            elif mode == "fork_pool":
+                with multiprocessing.get_context("fork").Pool(2) as pool:
+                    print("pool results", pool.map(work, [3, 4, 5]), flush=True)
+        print(f"step {step}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
