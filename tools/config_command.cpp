@@ -1,0 +1,90 @@
+#include "config_command.h"
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "config/config.h"
+#include "config/env_snapshot.h"
+#include "target/identity.h"
+
+extern "C" char** environ;
+
+namespace chakrashim::tools::config {
+
+namespace {
+
+namespace cfg = chakrashim::config;
+
+constexpr const char* kUsage =
+    "usage: chakrashim config [--print] [--rank] [--prefix TEXT]\n"
+    "\n"
+    "Parses the CHAKRA_* variables of this environment exactly as the preloaded\n"
+    "library will, with the launcher's rank variables. Prints one line per bad\n"
+    "variable on stderr and exits 2, or exits 0.\n"
+    "  --print        print the effective configuration on stderr\n"
+    "  --rank         print the rank this process would have, on stdout\n"
+    "  --prefix TEXT  start each printed line with TEXT (chakra-run passes its name)\n";
+
+cfg::EnvSnapshot snapshot() {
+  cfg::EnvSnapshot env;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string_view entry(*e);
+    const auto eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    if (cfg::EnvSnapshot::wanted(entry.substr(0, eq))) env.set(entry.substr(0, eq), entry.substr(eq + 1));
+  }
+  return env;
+}
+
+std::string num(std::uint64_t n) { return std::to_string(n); }
+const char* yes(bool b) { return b ? "on" : "off"; }
+
+void print_effective(const cfg::Config& c, const target::Identity& id, const std::string& p) {
+  std::fprintf(stderr, "%sprofile on; steps %s-%s, warmup %s, active %s\n", p.c_str(),
+               num(c.start_step).c_str(), num(c.end_step).c_str(), num(c.warmup_steps).c_str(),
+               num(c.active_steps).c_str());
+  std::fprintf(stderr, "%straces in %s/%s_chakra and %s_kineto (host trace %s, device trace %s%s)\n",
+               p.c_str(), c.trace_dir.c_str(), id.job_id.c_str(), id.job_id.c_str(),
+               yes(c.host_trace), yes(c.device_trace), c.gzip ? ", gzip" : "");
+  std::fprintf(stderr, "%sranks %s; this process: rank %s (from %s)%s\n", p.c_str(),
+               c.ranks_text ? c.ranks_text->c_str() : "all", num(id.rank).c_str(),
+               id.rank_source.c_str(),
+               id.world_size ? (" of " + num(*id.world_size)).c_str() : "");
+}
+
+}  // namespace
+
+int run_config_command(int argc, char** argv) {
+  bool print = false, rank = false;
+  std::string prefix = "chakrashim: ";
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (a == "--print") {
+      print = true;
+    } else if (a == "--rank") {
+      rank = true;
+    } else if (a == "--prefix" && i + 1 < argc) {
+      prefix = argv[++i];
+    } else {
+      std::fprintf(stderr, "chakrashim config: unknown option '%s'\n%s", argv[i], kUsage);
+      return 2;
+    }
+  }
+  const cfg::EnvSnapshot env = snapshot();
+  const cfg::ParseResult parsed = cfg::parse_config(env);
+  for (const auto& w : parsed.warnings) std::fprintf(stderr, "%swarning: %s\n", prefix.c_str(), w.c_str());
+  for (const auto& e : parsed.errors) std::fprintf(stderr, "%s%s\n", prefix.c_str(), e.c_str());
+  if (!parsed.errors.empty()) return 2;
+  const cfg::Config c = parsed.config.value_or(cfg::Config{});
+  const target::Identity id = target::resolve_identity(env, c);
+  if (rank) std::printf("%llu\n", static_cast<unsigned long long>(id.rank));
+  if (print && parsed.config) print_effective(c, id, prefix);
+  return 0;
+}
+
+}  // namespace chakrashim::tools::config
