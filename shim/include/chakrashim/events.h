@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace chakrashim {
 
@@ -23,6 +25,9 @@ struct HostSpan {
   std::uint64_t rf_id = 0;        // RecordFunction::handle(), = ET rf_id; 0: none
   std::optional<std::int64_t> sequence_nr;
   std::optional<std::uint64_t> fwd_thread_id;
+  // Further args as (name, JSON value), e.g. the comm args torch gives a
+  // record_param_comms op ("Collective name": "\"allreduce\"").
+  std::vector<std::pair<std::string, std::string>> extra_args;
 };
 
 // One captured step: ProfilerStep#N, on the stepping thread.

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <memory>
 
+#include <torch/csrc/profiler/util.h>
+
 #include "bridge/capture.h"
 
 namespace chakrashim::bridge {
@@ -39,16 +41,20 @@ void step_end(const at::RecordFunction& fn, at::ObserverContext*) {
 
 struct SpanContext final : at::ObserverContext {
   std::int64_t start_ns = 0;
+  std::uint64_t tid = 0;  // where it started: an async record may end elsewhere
   bool keep = false;
 };
 
 std::unique_ptr<at::ObserverContext> span_start(const at::RecordFunction& fn) {
   Capture& capture = Capture::instance();
   if (SignalRelay::pending() != 0) capture.on_signal_pending();
-  // Async records (nccl:* and the like) do not nest on this thread.
-  if (capture.dead() || fn.isAsync()) return nullptr;
+  // Async records (gloo:*, nccl:*) are kept too: the ET has nodes for them,
+  // and the rf_id join needs their spans. They are drawn on the thread that
+  // started them.
+  if (capture.dead()) return nullptr;
   auto ctx = std::make_unique<SpanContext>();
   ctx->keep = capture.keeping();
+  ctx->tid = os_tid();
   ctx->start_ns = now_ns();
   return ctx;
 }
@@ -63,13 +69,23 @@ void span_end(const at::RecordFunction& fn, at::ObserverContext* ctx_ptr) {
     span.category = fn.scope() == at::RecordScope::USER_SCOPE ? HostCategory::user_annotation
                                                               : HostCategory::cpu_op;
     span.name = fn.name();
-    span.tid = static_cast<std::int64_t>(os_tid());
+    span.tid = static_cast<std::int64_t>(ctx->tid);
     span.start_ns = ctx->start_ns;
     span.end_ns = end;
     span.external_id = capture.next_external_id();
     span.rf_id = fn.handle();
     if (fn.seqNr() >= 0) span.sequence_nr = fn.seqNr();
     if (fn.forwardThreadId() != 0) span.fwd_thread_id = fn.forwardThreadId();
+    if (fn.isNcclMeta()) {
+      // record_param_comms: the comm args Kineto writes (collective name,
+      // message sizes, group, dtype, ...), read from torch's thread-local
+      // ParamCommsDebugInfo, which is still set at this end callback.
+      try {
+        for (auto& [name, value] : torch::profiler::impl::saveNcclMeta(fn))
+          span.extra_args.emplace_back(name, value);
+      } catch (...) {
+      }
+    }
     capture.add_span(std::move(span));
   }
   if (ctx_ptr) capture.on_op_end(fn, end);

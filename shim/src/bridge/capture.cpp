@@ -12,6 +12,9 @@
 #include "bridge/bridge_log.h"
 #include "bridge/callbacks.h"
 #include "bridge/fork_guard.h"
+#include "bridge/python_query.h"
+
+#include <nlohmann/json.hpp>
 
 namespace chakrashim::bridge {
 
@@ -56,6 +59,11 @@ Capture& Capture::instance() {
 }
 
 void Capture::attach(const chakrashim_capture_config& config) {
+  attach_locked(config);
+  refresh_distributed_if_wanted();
+}
+
+void Capture::attach_locked(const chakrashim_capture_config& config) {
   std::lock_guard<std::mutex> lock(mutex_);
   config_ = config;
   marker_ = config.step_marker ? config.step_marker : "Optimizer.step#";
@@ -76,6 +84,11 @@ void Capture::count_user_record(const char* name) {
 
 void Capture::on_step_end(const at::RecordFunction& fn) {
   markers_seen_.fetch_add(1, std::memory_order_relaxed);
+  step_end_locked(fn);
+  refresh_distributed_if_wanted();
+}
+
+void Capture::step_end_locked(const at::RecordFunction& fn) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!window_ || exiting_.load() || window_done_) return;
   stepping_tid_.store(os_tid(), std::memory_order_relaxed);
@@ -91,12 +104,15 @@ void Capture::on_step_end(const at::RecordFunction& fn) {
 void Capture::on_op_end(const at::RecordFunction& fn, std::int64_t end_ns) {
   const at::RecordFunctionHandle handle = fn.handle();
   if (handle == 0 || pending_handle_.load(std::memory_order_acquire) != handle) return;
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (!pending_ || pending_->handle != handle) return;
-  const Pending p = *pending_;
-  pending_.reset();
-  pending_handle_.store(0, std::memory_order_release);
-  apply(p.boundary, end_ns, p.tid);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!pending_ || pending_->handle != handle) return;
+    const Pending p = *pending_;
+    pending_.reset();
+    pending_handle_.store(0, std::memory_order_release);
+    apply(p.boundary, end_ns, p.tid);
+  }
+  refresh_distributed_if_wanted();
 }
 
 void Capture::apply(const window::Boundary& b, std::int64_t now, std::uint64_t tid) {
@@ -115,6 +131,30 @@ void Capture::apply(const window::Boundary& b, std::int64_t now, std::uint64_t t
     keeping_.store(device_on_, std::memory_order_release);
     et_.enable();
   }
+  if (armed_) refresh_wanted_.store(true);
+}
+
+void Capture::refresh_distributed_if_wanted() {
+  if (!refresh_wanted_.exchange(false) || exiting_.load()) return;
+  auto fresh = distributed_info_json();  // no lock held: it may wait for the GIL
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (fresh) distributed_json_ = std::move(fresh);
+  if (!armed_ || pg_node_written_ || !et_.enabled() || !distributed_json_) return;
+  const auto info = nlohmann::json::parse(*distributed_json_, nullptr, false);
+  if (info.is_discarded() || !info.contains("pg_config")) return;
+  // What torch's Python ExecutionTraceObserver.start() writes and its C++
+  // enable does not: Chakra reads the process groups from this node. A
+  // USER_SCOPE record with the JSON as its one input; torch's ET callback
+  // records it like any op.
+  const std::string config = info["pg_config"].dump();
+  {
+    at::RecordFunction rf(at::RecordScope::USER_SCOPE);
+    if (rf.isActive()) {
+      const c10::IValue input(config);
+      rf.before("## process_group:init ##", c10::ArrayRef<const c10::IValue>(&input, 1));
+    }
+  }
+  pg_node_written_ = true;
 }
 
 void Capture::arm() {
@@ -187,6 +227,18 @@ void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> par
   out.header.distributed.rank = config_.rank;
   if (config_.world_size >= 0)
     out.header.distributed.world_size = static_cast<std::uint64_t>(config_.world_size);
+  if (distributed_json_) {
+    const auto info = nlohmann::json::parse(*distributed_json_, nullptr, false);
+    auto& d = out.header.distributed;
+    if (info.is_object()) {
+      if (info.contains("backend") && info["backend"].is_string()) d.backend = info["backend"];
+      if (info.contains("world_size") && info["world_size"].is_number_unsigned())
+        d.world_size = info["world_size"].get<std::uint64_t>();
+      if (info.contains("pg_count") && info["pg_count"].is_number_unsigned())
+        d.pg_count = info["pg_count"].get<std::uint64_t>();
+      if (info.contains("pg_config")) d.pg_config_json = info["pg_config"].dump();
+    }
+  }
   auto& t = out.trailer;
   t.trace_name = layout_->device_path;
   t.version = CHAKRASHIM_VERSION;

@@ -72,6 +72,8 @@ class Capture {
  private:
   Capture() = default;
   void apply(const window::Boundary& b, std::int64_t now_ns, std::uint64_t tid);
+  void step_end_locked(const at::RecordFunction& fn);
+  void attach_locked(const chakrashim_capture_config& config);
   void arm();
   void disarm(const std::string& reason, std::optional<std::uint64_t> partial_step,
               bool from_signal = false);
@@ -80,6 +82,10 @@ class Capture {
   // The step in progress, as a partial step, if it was being kept.
   std::optional<std::uint64_t> close_partial_step();
   static std::uint64_t os_tid_cached();
+  // On the stepping thread, holding no lock of ours (it takes the GIL):
+  // torch.distributed's state, and the ET's "## process_group:init ##" node
+  // once a group exists. Runs when a boundary asked for it.
+  void refresh_distributed_if_wanted();
   void warn_if_never_armed();
 
   std::mutex mutex_;
@@ -90,7 +96,10 @@ class Capture {
   SpanStore spans_;
   TraceWriterThread writer_;
   SignalRelay signals_;
-  bool window_done_ = false;  // disarmed, for good: later steps change nothing
+  bool window_done_ = false;
+  std::optional<std::string> distributed_json_;  // last known, see refresh_distributed
+  bool pg_node_written_ = false;
+  std::atomic<bool> refresh_wanted_{false};  // disarmed, for good: later steps change nothing
   std::atomic<std::uint64_t> stepping_tid_{0};
   std::optional<files::Layout> layout_;
   bool armed_ = false;

@@ -1,6 +1,7 @@
 #include "writers/kineto_trace_writer.h"
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "chakrashim/trace_schema.h"
 
@@ -61,6 +62,13 @@ void KinetoTraceWriter::host_span(const HostSpan& span) {
   if (span.rf_id != 0) json_.key(s::kRecordFunctionId).value(span.rf_id);
   if (span.sequence_nr) json_.key(s::kSequenceNumber).value(*span.sequence_nr);
   if (span.fwd_thread_id) json_.key(s::kFwdThreadId).value(*span.fwd_thread_id);
+  for (const auto& [name, value] : span.extra_args) {
+    // Raw only when it really is one JSON value: the file must stay valid
+    // whatever a torch version hands us.
+    json_.key(name);
+    if (nlohmann::json::accept(value)) json_.raw(value);
+    else json_.value(value);
+  }
   json_.end_object();
   json_.end_object().newline();
 }
