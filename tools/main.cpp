@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "check/check_command.h"
+#include "link/link_command.h"
 #include "config/config_vars.h"
 
 namespace {
@@ -18,13 +19,14 @@ constexpr const char* kUsage =
     "\n"
     "commands:\n"
     "  check DIR|FILE...   check a capture against what Chakra and HTA need\n"
+    "  link DIR            merge each rank's ET and device trace into Chakra's ET+ (chakra_trace_link)\n"
     "  vars [--markdown]   list every CHAKRA_* variable with its grammar and default\n"
     "\n"
     "options:\n"
     "  -h, --help          this text\n"
     "  --version           the version\n"
     "\n"
-    "Not in this version yet: link, report (see README.md).\n";
+    "Not in this version yet: report (see README.md).\n";
 
 constexpr const char* kVarsUsage =
     "usage: chakrashim vars [--markdown]\n"
@@ -89,6 +91,7 @@ int main(int argc, char** argv) {
   }
   if (command == "vars") return run_vars(argc, argv);
   if (command == "check") return chakrashim::tools::check::run_check_command(argc - 1, argv + 1);
+  if (command == "link") return chakrashim::tools::link::run_link_command(argc - 1, argv + 1);
   std::fprintf(stderr, "chakrashim: unknown command '%s'\n%s", argv[1], kUsage);
   return 2;
 }

@@ -12,6 +12,7 @@ namespace chakrashim::tools::names {
 // Device-trace event args and categories (TRACE_FORMAT.md "Events").
 inline constexpr std::string_view kCorrelation = "correlation";
 inline constexpr std::string_view kStream = "stream";
+inline constexpr std::string_view kProcessGroupName = "Process Group Name";
 inline constexpr std::string_view kCatCudaRuntime = "cuda_runtime";
 inline constexpr std::string_view kCatCudaDriver = "cuda_driver";
 inline constexpr std::string_view kCatKernel = "kernel";

@@ -23,6 +23,9 @@ struct TraceEvent {
   std::int64_t pid = 0, tid = 0;
   std::optional<std::int64_t> ts_ns, dur_ns;  // exact, from the decimal text
   IntArg external_id, record_function_id, correlation, stream;
+  // args "Process Group Name" on NCCL kernels (link copies it as pg_name).
+  bool has_process_group_name = false;
+  std::string process_group_name;
 
   void clear() {
     ph.clear();
@@ -32,6 +35,8 @@ struct TraceEvent {
     ts_ns.reset();
     dur_ns.reset();
     external_id = record_function_id = correlation = stream = IntArg{};
+    has_process_group_name = false;
+    process_group_name.clear();
   }
 };
 

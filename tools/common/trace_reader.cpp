@@ -18,7 +18,7 @@ using json = nlohmann::json;
 
 enum class Frame : std::uint8_t { top, events, event, args, other };
 enum class Field : std::uint8_t { none, ph, cat, name, pid, tid, ts, dur, args };
-enum class Arg : std::uint8_t { none, external_id, record_function_id, correlation, stream };
+enum class Arg : std::uint8_t { none, external_id, record_function_id, correlation, stream, process_group_name };
 
 Field field_of(std::string_view k) {
   if (k == s::kPh) return Field::ph;
@@ -37,6 +37,7 @@ Arg arg_of(std::string_view k) {
   if (k == s::kRecordFunctionId) return Arg::record_function_id;
   if (k == names::kCorrelation) return Arg::correlation;
   if (k == names::kStream) return Arg::stream;
+  if (k == names::kProcessGroupName) return Arg::process_group_name;
   return Arg::none;
 }
 
@@ -116,6 +117,11 @@ bool DeviceSax::string(string_t& v) {
       default: break;
     }
   }
+  if (!capture_.active() && frame() == Frame::args && arg_ == Arg::process_group_name) {
+    event_.has_process_group_name = true;
+    event_.process_group_name = v;
+    return true;
+  }
   return scalar(json(v), {}, {});
 }
 
@@ -150,6 +156,7 @@ bool DeviceSax::scalar(json v, std::optional<std::int64_t> integer,
         case Arg::record_function_id: a = &event_.record_function_id; break;
         case Arg::correlation: a = &event_.correlation; break;
         case Arg::stream: a = &event_.stream; break;
+        case Arg::process_group_name:
         case Arg::none: return true;
       }
       a->present = true;

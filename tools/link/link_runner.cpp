@@ -1,0 +1,218 @@
+#include "link/link_runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <istream>
+
+#include "common/byte_stream.h"
+#include "common/capture_scan.h"
+#include "common/et_reader.h"
+#include "common/rank_pool.h"
+#include "common/tool_schema.h"
+#include "common/trace_reader.h"
+#include "files/publish.h"
+#include "link/et_plus_writer.h"
+#include "link/gzip_sink.h"
+
+namespace chakrashim::tools::link {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string parse_problem(const std::string& path, const ByteStream& stream, const ParseOutcome& parse) {
+  if (!stream.ok()) return path + ": " + stream.error();
+  return path + (parse.truncated ? ": ends early (an unfinished file?): " : ": invalid JSON: ") + parse.error;
+}
+
+// First pass over the ET: three numbers per node.
+bool read_host(const RankJob& job, std::vector<HostNode>& nodes, RankResult& out) {
+  ByteStream stream(job.host_path);
+  if (!stream.ok()) {
+    out.error = job.host_path + ": " + stream.error();
+    return false;
+  }
+  std::istream in(&stream);
+  const EtSummary summary = read_execution_trace(in, [&nodes](const EtNode& n) {
+    if (n.id) nodes.push_back({*n.id, n.parent, n.rf_id});
+  });
+  if (!summary.parse.ok || !stream.ok()) {
+    out.error = parse_problem(job.host_path, stream, summary.parse);
+    return false;
+  }
+  if (summary.nodes != nodes.size()) {
+    out.error = job.host_path + ": " + std::to_string(summary.nodes - nodes.size()) + " node(s) without an integer id";
+    return false;
+  }
+  const auto& ok = names::kLinkerSchemas;
+  if (!summary.schema || std::find(ok.begin(), ok.end(), *summary.schema) == ok.end()) {
+    out.warnings.push_back("ET schema '" + summary.schema.value_or("") +
+                           "' is not one chakra_trace_link accepts; linked anyway");
+  }
+  return true;
+}
+
+bool read_device(const RankJob& job, DeviceOps& device, RankResult& out) {
+  ByteStream stream(job.device_path);
+  if (!stream.ok()) {
+    out.error = job.device_path + ": " + stream.error();
+    return false;
+  }
+  std::istream in(&stream);
+  DeviceOpsBuilder builder;
+  const TraceSummary summary = read_device_trace(in, [&builder](const TraceEvent& e) { builder.add(e); });
+  if (!summary.parse.ok || !stream.ok()) {
+    out.error = parse_problem(job.device_path, stream, summary.parse);
+    return false;
+  }
+  device = std::move(builder).finish();
+  return true;
+}
+
+bool write_output(const RankJob& job, const LinkPlan& plan, const DeviceOps& device, RankResult& out) {
+  const fs::path target(job.output_path);
+  const std::string dir = target.has_parent_path() ? target.parent_path().string() : std::string(".");
+  if (const auto made = files::make_dirs(dir); !made.ok) {
+    out.error = made.error;
+    return false;
+  }
+  WriteOutcome written;
+  const auto produce = [&](files::ByteSink& file) {
+    ByteStream stream(job.host_path);
+    if (!stream.ok()) {
+      written.error = job.host_path + ": " + stream.error();
+      return false;
+    }
+    std::istream in(&stream);
+    if (!job.gzip) {
+      written = write_et_plus(in, plan, device, file, dir);
+      return written.ok;
+    }
+    GzipSink gz(file);
+    written = write_et_plus(in, plan, device, gz, dir);
+    return written.ok && gz.finish();
+  };
+  // No re-read to validate: the writer checked every write, and parsing the
+  // output again would double the cost of the largest step. Like
+  // chakra_trace_link, an existing output is replaced.
+  const auto published = files::publish_file(job.output_path, produce, nullptr, true);
+  out.nodes_written = written.nodes_written;
+  if (!published.ok) {
+    out.error = written.error.empty() ? published.error : written.error;
+    return false;
+  }
+  return true;
+}
+
+void add_warnings(const LinkPlan& plan, RankResult& out) {
+  const LinkStats& s = plan.stats;
+  if (s.reachable == 0) out.warnings.push_back("the ET has no root node 1: no node was timed");
+  if (s.timed == 0 && s.reachable > 0)
+    out.warnings.push_back("no ET rf_id matched a Record function id: no node was timed");
+  if (s.gpu_unlinked > 0) {
+    out.warnings.push_back(std::to_string(s.gpu_unlinked) + " of " + std::to_string(s.gpu_ops) +
+                           " GPU ops under no host node (" + std::to_string(s.gpu_no_launch) + " without a launch, " +
+                           std::to_string(s.gpu_no_parent) + " without a CPU op before their launch)");
+  }
+}
+
+}  // namespace
+
+RankResult link_rank(const RankJob& given) {
+  const auto start = std::chrono::steady_clock::now();
+  RankJob job = given;
+  job.gzip = job.gzip || ends_with(job.output_path, ".gz");
+  RankResult out;
+  out.rank = job.rank;
+  out.output_path = job.output_path;
+  std::vector<HostNode> host;
+  DeviceOps device;
+  if (read_host(job, host, out) && read_device(job, device, out)) {
+    const LinkPlan plan = link_et_plus(host, device);
+    out.stats = plan.stats;
+    if (!plan.error.empty()) {
+      out.error = plan.error;
+    } else {
+      // The plan holds what the writer needs of these: free them first.
+      host = {};
+      device.cpu = {};
+      device.launches = {};
+      out.ok = write_output(job, plan, device, out);
+      if (out.ok) add_warnings(plan, out);
+    }
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+CapturePlan plan_capture(const std::string& dir, const std::string& output_dir, bool gzip) {
+  CapturePlan plan;
+  const ScanResult scan = scan_directory(dir);
+  if (!scan.error.empty()) {
+    plan.error = dir + ": " + scan.error;
+    return plan;
+  }
+  if (!output_dir.empty() && scan.groups.size() > 1) {
+    plan.error = dir + " holds " + std::to_string(scan.groups.size()) +
+                 " runs; --output-dir takes one: give one run's folder";
+    return plan;
+  }
+  const std::string file_name_suffix = gzip ? ".json.gz" : ".json";
+  for (const CaptureGroup& g : scan.groups) {
+    std::string out_dir = output_dir;
+    if (out_dir.empty()) {
+      const fs::path host_dir(g.host_dir.empty() ? g.device_dir : g.host_dir);
+      if (g.label.empty()) {
+        out_dir = (fs::path(dir) / "linked").string();
+      } else {
+        const auto dot = g.label.find('.');
+        const std::string name = dot == std::string::npos ? g.label + "_linked"
+                                                          : g.label.substr(0, dot) + "_linked" + g.label.substr(dot);
+        out_dir = (host_dir.parent_path() / name).string();
+      }
+    }
+    for (const RankFiles& r : g.ranks) {
+      if (!r.host_path || !r.device_path) {
+        plan.skipped.push_back("rank " + std::to_string(r.rank) + (g.label.empty() ? "" : " (" + g.label + ")") +
+                               ": no " + (r.host_path ? "device trace" : "host ET") + "; not linked");
+        continue;
+      }
+      plan.jobs.push_back({r.rank, *r.host_path, *r.device_path,
+                           (fs::path(out_dir) / ("rank-" + std::to_string(r.rank) + file_name_suffix)).string(),
+                           gzip});
+    }
+  }
+  if (plan.jobs.empty() && plan.error.empty()) plan.error = dir + ": no rank has both a host ET and a device trace";
+  return plan;
+}
+
+std::vector<RankResult> link_ranks(const std::vector<RankJob>& jobs, std::size_t threads) {
+  std::vector<RankResult> results(jobs.size());
+  for_each_index(jobs.size(), threads, [&](std::size_t i) { results[i] = link_rank(jobs[i]); });
+  return results;
+}
+
+std::string summary_line(const RankResult& r) {
+  const std::string who = "rank " + std::to_string(r.rank) + ": ";
+  if (!r.ok) return who + "error: " + r.error;
+  const LinkStats& s = r.stats;
+  char time[32];
+  std::snprintf(time, sizeof time, "%.2f s", r.seconds);
+  std::string line = who + std::to_string(s.host_nodes) + " host nodes (" + std::to_string(s.timed) + " timed), ";
+  if (s.gpu_ops == 0 && s.memsets == 0) {
+    line += "host-only device trace";
+  } else {
+    line += std::to_string(s.gpu_ops - s.gpu_unlinked) + "/" + std::to_string(s.gpu_ops) + " GPU ops linked (" +
+            std::to_string(s.gpu_children) + " child nodes)";
+    if (s.memsets > 0) line += ", " + std::to_string(s.memsets) + " memsets not linked (as Chakra)";
+  }
+  return line + " -> " + r.output_path + " (" + time + ")";
+}
+
+}  // namespace chakrashim::tools::link

@@ -1,0 +1,48 @@
+// One rank's link, start to end: read the ET (first pass), read the device
+// trace, link, then read the ET again while writing the ET+ through
+// publish_file (a .partial renamed when complete). And the same for every
+// rank of a capture, in parallel. Messages only; the command prints them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "link/et_plus_linker.h"
+
+namespace chakrashim::tools::link {
+
+struct RankJob {
+  std::uint64_t rank = 0;
+  std::string host_path, device_path, output_path;
+  bool gzip = false;  // also implied by an output name ending in .gz
+};
+
+struct RankResult {
+  std::uint64_t rank = 0;
+  bool ok = false;
+  std::string error;                  // one line when !ok
+  std::vector<std::string> warnings;  // lines worth a look, never fatal
+  std::string output_path;
+  LinkStats stats;
+  std::uint64_t nodes_written = 0;
+  double seconds = 0;
+};
+
+RankResult link_rank(const RankJob& job);
+
+// The ranks of a capture folder, or an error. `output_dir` empty: each run
+// JOB gets JOB_linked[.i]/ beside its JOB_chakra[.i]/.
+struct CapturePlan {
+  std::vector<RankJob> jobs;
+  std::vector<std::string> skipped;  // ranks without both files, as lines
+  std::string error;
+};
+CapturePlan plan_capture(const std::string& dir, const std::string& output_dir, bool gzip);
+
+std::vector<RankResult> link_ranks(const std::vector<RankJob>& jobs, std::size_t threads);
+
+// "rank 0: 14391 host nodes (14385 timed), 3660 GPU ops linked, ... -> OUT (0.4 s)"
+std::string summary_line(const RankResult& r);
+
+}  // namespace chakrashim::tools::link
