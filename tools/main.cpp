@@ -7,6 +7,8 @@
 
 #include "check/check_command.h"
 #include "link/link_command.h"
+#include "config_command.h"
+#include "report/report_command.h"
 #include "config/config_vars.h"
 
 namespace {
@@ -20,13 +22,13 @@ constexpr const char* kUsage =
     "commands:\n"
     "  check DIR|FILE...   check a capture against what Chakra and HTA need\n"
     "  link DIR            merge each rank's ET and device trace into Chakra's ET+ (chakra_trace_link)\n"
+    "  report DIR|FILE...  step times, top ops, GPU busy and overlap, rank skew (--html FILE)\n"
     "  vars [--markdown]   list every CHAKRA_* variable with its grammar and default\n"
+    "  config [--print]    validate this environment's CHAKRA_* variables as the library will\n"
     "\n"
     "options:\n"
     "  -h, --help          this text\n"
-    "  --version           the version\n"
-    "\n"
-    "Not in this version yet: report (see README.md).\n";
+    "  --version           the version\n";
 
 constexpr const char* kVarsUsage =
     "usage: chakrashim vars [--markdown]\n"
@@ -90,8 +92,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (command == "vars") return run_vars(argc, argv);
+  if (command == "config") return chakrashim::tools::config::run_config_command(argc - 1, argv + 1);
   if (command == "check") return chakrashim::tools::check::run_check_command(argc - 1, argv + 1);
   if (command == "link") return chakrashim::tools::link::run_link_command(argc - 1, argv + 1);
+  if (command == "report") return chakrashim::tools::report::run_report_command(argc - 1, argv + 1);
   std::fprintf(stderr, "chakrashim: unknown command '%s'\n%s", argv[1], kUsage);
   return 2;
 }

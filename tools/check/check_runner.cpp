@@ -32,8 +32,8 @@ std::uint64_t total_bytes(const std::vector<Job>& jobs) {
   return total;
 }
 
-// Paths print relative to the trace root: the folder given, or its parent
-// when it is itself a JOB_chakra/JOB_kineto folder.
+}  // namespace
+
 std::string display_root_of(const std::string& dir) {
   std::error_code ec;
   fs::path p = fs::absolute(dir, ec).lexically_normal();
@@ -41,40 +41,46 @@ std::string display_root_of(const std::string& dir) {
   return parse_folder_name(p.filename().string()) ? p.parent_path().string() : p.string();
 }
 
-}  // namespace
+std::optional<ScanResult> scan_paths(const std::vector<std::string>& paths, std::string& display_root,
+                                     std::string& usage_error) {
+  if (paths.empty()) {
+    usage_error = "no folder or file given";
+    return std::nullopt;
+  }
+  std::error_code ec;
+  for (const auto& p : paths) {
+    if (!fs::exists(p, ec)) {
+      usage_error = "no such file or folder: " + p;
+      return std::nullopt;
+    }
+  }
+  ScanResult scan;
+  if (paths.size() == 1 && fs::is_directory(paths[0], ec)) {
+    scan = scan_directory(paths[0]);
+    display_root = display_root_of(paths[0]);
+  } else {
+    for (const auto& p : paths) {
+      if (fs::is_directory(p, ec)) {
+        usage_error = "give one folder, or trace files, not both: " + p;
+        return std::nullopt;
+      }
+    }
+    scan = group_files(paths);
+  }
+  if (!scan.error.empty()) {
+    usage_error = paths[0] + ": " + scan.error;
+    return std::nullopt;
+  }
+  return scan;
+}
 
 RunResult run_check(const RunRequest& request) {
   RunResult result;
-  if (request.paths.empty()) {
-    result.usage_error = "no folder or file given";
-    return result;
-  }
-  std::error_code ec;
-  for (const auto& p : request.paths) {
-    if (!fs::exists(p, ec)) {
-      result.usage_error = "no such file or folder: " + p;
-      return result;
-    }
-  }
   CheckOptions options;
   options.step_marker = request.step_marker;
-  ScanResult scan;
-  if (request.paths.size() == 1 && fs::is_directory(request.paths[0], ec)) {
-    scan = scan_directory(request.paths[0]);
-    options.display_root = display_root_of(request.paths[0]);
-  } else {
-    for (const auto& p : request.paths) {
-      if (fs::is_directory(p, ec)) {
-        result.usage_error = "give one folder, or trace files, not both: " + p;
-        return result;
-      }
-    }
-    scan = group_files(request.paths);
-  }
-  if (!scan.error.empty()) {
-    result.usage_error = request.paths[0] + ": " + scan.error;
-    return result;
-  }
+  const auto found = scan_paths(request.paths, options.display_root, result.usage_error);
+  if (!found) return result;
+  const ScanResult& scan = *found;
   std::vector<Job> jobs;
   for (const auto& g : scan.groups)
     for (const auto& f : g.ranks) jobs.push_back({&g, &f});

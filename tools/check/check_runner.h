@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "check/findings.h"
 #include "check/rank_check.h"
+#include "common/capture_scan.h"
 
 namespace chakrashim::tools::check {
 
@@ -25,5 +27,16 @@ struct RunResult {
 };
 
 RunResult run_check(const RunRequest& request);
+
+// Paths print relative to the trace root: the folder given, or its parent
+// when it is itself a JOB_chakra/JOB_kineto folder (report uses it too).
+//   "/t/0_kineto" -> "/t"   "/t" -> "/t"
+std::string display_root_of(const std::string& dir);
+
+// The rank pairs under `paths` (one folder, or trace files), with the root
+// paths print relative to; nullopt, with `usage_error` set, when the paths
+// cannot be read as a capture. Shared by check and report.
+std::optional<ScanResult> scan_paths(const std::vector<std::string>& paths, std::string& display_root,
+                                     std::string& usage_error);
 
 }  // namespace chakrashim::tools::check

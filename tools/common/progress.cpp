@@ -12,7 +12,8 @@ bool progress_wanted(std::uint64_t total_bytes) {
   return total_bytes >= kProgressMinBytes && isatty(STDERR_FILENO) == 1;
 }
 
-Progress::Progress(std::uint64_t total_bytes, bool enabled) : total_(total_bytes) {
+Progress::Progress(std::uint64_t total_bytes, bool enabled, const char* verb)
+    : total_(total_bytes), verb_(verb) {
   if (!enabled || total_ == 0) return;
   thread_ = std::thread([this] {
     std::unique_lock lock(mutex_);
@@ -38,7 +39,7 @@ void Progress::draw() {
   char bar[kWidth + 1];
   for (int i = 0; i < kWidth; ++i) bar[i] = i < filled ? '#' : '.';
   bar[kWidth] = '\0';
-  std::fprintf(stderr, "\rchecking [%s] %3d%% of %llu MB", bar, static_cast<int>(100 * done / total_),
+  std::fprintf(stderr, "\r%s [%s] %3d%% of %llu MB", verb_, bar, static_cast<int>(100 * done / total_),
                static_cast<unsigned long long>(total_ >> 20));
   std::fflush(stderr);
 }

@@ -19,8 +19,8 @@ bool progress_wanted(std::uint64_t total_bytes);
 
 class Progress {
  public:
-  // Draws nothing unless `enabled`.
-  Progress(std::uint64_t total_bytes, bool enabled);
+  // Draws nothing unless `enabled`; `verb` opens the line ("checking").
+  Progress(std::uint64_t total_bytes, bool enabled, const char* verb = "checking");
   ~Progress();  // stops and erases the line
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
@@ -31,6 +31,7 @@ class Progress {
   void draw();
 
   std::uint64_t total_;
+  const char* verb_;
   std::atomic<std::uint64_t> done_{0};
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -6,7 +6,7 @@ Each process reads its rank from the launcher variables (torchrun sets them;
 tests set them by hand), joins a gloo process group, and trains a small model
 wrapped in DistributedDataParallel, so every backward pass all-reduces the
 gradients across the ranks. Prints "rank R step N loss L" for every step, so
-runs with and without the shim can be compared, and every rank's losses agree.
+runs with and without the shim can be compared.
 """
 import os
 import sys

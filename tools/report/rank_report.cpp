@@ -1,0 +1,102 @@
+#include "report/rank_report.h"
+
+#include <algorithm>
+#include <istream>
+
+#include "check/rank_check.h"
+#include "common/byte_stream.h"
+#include "common/trace_reader.h"
+#include "report/event_table.h"
+
+namespace chakrashim::tools::report {
+
+namespace {
+
+std::optional<std::uint64_t> partial_step_of(const std::optional<nlohmann::json>& meta) {
+  if (!meta || !meta->is_object()) return std::nullopt;
+  const auto steps = meta->find("steps");
+  if (steps == meta->end() || !steps->is_object()) return std::nullopt;
+  const auto partial = steps->find("partial_last_step");
+  if (partial == steps->end() || !partial->is_number_unsigned()) return std::nullopt;
+  return partial->get<std::uint64_t>();
+}
+
+void add_timeline(const EventTable& table, const RankOptions& options, RankStats& out) {
+  const auto wanted = options.timeline_step ? options.timeline_step : median_step(out.steps);
+  if (!wanted) return;
+  for (const auto& s : unique_steps(table.steps)) {
+    if (s.step == *wanted) {
+      out.timeline = build_timeline(table, s, options.timeline_max_bars);
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> median_step(const std::vector<StepTime>& steps) {
+  std::vector<const StepTime*> complete;
+  for (const auto& s : steps)
+    if (!s.partial) complete.push_back(&s);
+  if (complete.empty())
+    for (const auto& s : steps) complete.push_back(&s);
+  if (complete.empty()) return std::nullopt;
+  std::stable_sort(complete.begin(), complete.end(),
+                   [](const StepTime* a, const StepTime* b) { return a->dur_ns < b->dur_ns; });
+  return complete[(complete.size() - 1) / 2]->step;
+}
+
+RankStats report_rank(const std::string& group, const RankFiles& files, const RankOptions& options,
+                      std::atomic<std::uint64_t>* progress) {
+  RankStats out;
+  out.group = group;
+  out.rank = files.rank;
+  if (!files.device_path) {
+    out.error = "no device trace (only the ET): the report needs the device trace's times";
+    return out;
+  }
+  out.device_path = check::display_path(*files.device_path, options.display_root);
+  EventTable table;
+  ByteStream stream(*files.device_path, [progress, last = std::uint64_t{0}](std::string_view, std::uint64_t pos) mutable {
+    if (progress != nullptr && pos > last) progress->fetch_add(pos - last, std::memory_order_relaxed);
+    last = pos;
+  });
+  if (!stream.ok()) {
+    out.error = stream.error();
+    return out;
+  }
+  std::istream is(&stream);
+  const TraceSummary summary = read_device_trace(is, [&table](const TraceEvent& e) { table.add(e); });
+  if (!summary.parse.ok) {
+    out.error = !stream.error().empty() ? stream.error()
+                : summary.parse.truncated ? "the file ends early (not finished by its writer)"
+                                          : summary.parse.error;
+    return out;
+  }
+  out.events = summary.events;
+  out.meta = summary.chakrashim;
+
+  HostStats host = host_stats(table, partial_step_of(out.meta));
+  out.steps = std::move(host.steps);
+  out.summary = host.summary;
+  for (const auto& op : host.ops) out.ops_self_ns += op.self_ns;
+  const std::size_t keep = std::min(options.keep_ops, host.ops.size());
+  for (std::size_t i = 0; i < keep; ++i) out.ops.push_back({table.names[host.ops[i].name], host.ops[i]});
+
+  if (!table.gpu.empty()) {
+    std::int64_t start = 0, end = 0;
+    if (!out.steps.empty()) {
+      start = out.steps.front().start_ns;
+      for (const auto& s : out.steps) end = std::max(end, s.start_ns + s.dur_ns);
+    } else {
+      // No steps: the GPU ops' own span is the only window there is.
+      start = std::min_element(table.gpu.begin(), table.gpu.end(), [](auto& a, auto& b) { return a.start < b.start; })->start;
+      end = std::max_element(table.gpu.begin(), table.gpu.end(), [](auto& a, auto& b) { return a.end < b.end; })->end;
+    }
+    out.gpu = gpu_stats(table, start, end);
+  }
+  if (options.want_timeline) add_timeline(table, options, out);
+  return out;
+}
+
+}  // namespace chakrashim::tools::report
