@@ -179,7 +179,7 @@ CapturePlan plan_capture(const std::string& dir, const std::string& output_dir, 
     }
     for (const RankFiles& r : g.ranks) {
       if (!r.host_path || !r.device_path) {
-        plan.skipped.push_back("rank " + std::to_string(r.rank) + (g.label.empty() ? "" : " (" + g.label + ")") +
+        plan.skipped.push_back("rank " + std::to_string(r.rank) + (g.label.empty() ? "" : " (run " + g.label + ")") +
                                ": no " + (r.host_path ? "device trace" : "host ET") + "; not linked");
         continue;
       }
