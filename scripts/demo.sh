@@ -39,4 +39,4 @@ find "$out" -type f | sort | sed 's/^/[demo]   /'
 echo
 "$prefix/bin/chakrashim" check "$out" || true
 echo
-"$python" "$here/summarize_capture.py" "$out"
+"$prefix/bin/chakrashim" report "$out" --html "$out/report.html"

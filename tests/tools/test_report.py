@@ -1,0 +1,432 @@
+"""`chakrashim report` against the traces it reads.
+
+Every number the report prints is recomputed here from the trace itself,
+independently, with exact times (the JSON's decimals read as Decimal, then
+integer nanoseconds):
+- a real 2-rank capture: two processes (RANK 0 and 1) training DDP over gloo
+  under the preload (tests/e2e/jobs/ddp_gloo.py): step times equal the
+  ProfilerStep#N durations, self times add up to the step, the top ops'
+  self times and calls, the skew;
+- a GPU-shaped 2-rank capture written here in chakrashim's format (compute
+  and NCCL kernels on separate streams, memcpys, memsets): GPU busy, time
+  by kind, comm/compute overlap, the breakdown;
+- the golden real GPU trace (../shared/fixtures/chakra-link/device.0.json.gz);
+- the HTML page: self-contained (no URL, no script), with its SVG charts,
+  and rendered once by headless Chromium when `chromium` is installed.
+"""
+import collections
+import decimal
+import gzip
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
+import chakra_test as ct  # noqa: E402
+from capture_builder import RankCapture, Span, write_capture  # noqa: E402
+
+GOLDEN = os.path.join(ct.SOURCE_DIR, "..", "shared", "fixtures", "chakra-link", "device.0.json.gz")
+JOB = os.path.join(ct.SOURCE_DIR, "tests", "e2e", "jobs", "ddp_gloo.py")
+HOST_CATS = ("cpu_op", "user_annotation", "cuda_runtime", "cuda_driver")
+GPU_KINDS = {"kernel", "gpu_memcpy", "gpu_memset"}
+STEP = re.compile(r"^ProfilerStep#(\d+)$")
+
+
+def report(*args):
+    return ct.run([ct.CLI, "report", *args], env=ct.clean_env())
+
+
+def report_json(*args):
+    r = report("--json", "--top", "100", *args)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return json.loads(r.stdout)
+
+
+# --- the reference: the trace read here, with exact times -------------------
+def ns(value):
+    """Kineto's microseconds (a Decimal or int from the JSON) -> integer ns."""
+    return int(decimal.Decimal(value) * 1000)
+
+
+def load(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        return json.load(f, parse_float=decimal.Decimal)
+
+
+class Reference:
+    """What the report should say about one device trace."""
+
+    def __init__(self, path):
+        events = load(path)["traceEvents"]
+        timed = [e for e in events if e.get("ph") == "X" and "ts" in e and "dur" in e]
+        self.steps = {}
+        self.host = []  # (thread, start, end, name, is_step)
+        self.gpu = []   # (device, start, end, kind)
+        for e in timed:
+            start, end = ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])
+            cat, name = e.get("cat"), e.get("name", "")
+            m = STEP.match(name)
+            if cat == "user_annotation" and m:
+                self.steps.setdefault(int(m.group(1)), (start, end, (e["pid"], e["tid"])))
+            elif cat in HOST_CATS:
+                self.host.append(((e["pid"], e["tid"]), start, end, name))
+            elif cat in GPU_KINDS:
+                kind = "memory" if cat != "kernel" else (
+                    "communication" if name.removeprefix("void ").startswith(("ncclKernel", "ncclDevKernel"))
+                    else "compute")
+                self.gpu.append((e["pid"], start, end, kind))
+
+    def self_times(self):
+        """Per op name: (calls, self ns, ns of self inside steps on the stepping
+        thread); and per step: the self ns of its ops and its own self ns."""
+        nodes = [(t, s, e, n, False) for t, s, e, n in self.host]
+        nodes += [(t, s, e, n, True) for n, (s, e, t) in self.steps.items()]
+        nodes.sort(key=lambda x: (str(x[0]), x[1], -x[2], not x[4]))
+        self_ns = [x[2] - x[1] for x in nodes]
+        in_step = [None] * len(nodes)
+        stack, thread = [], None
+        for i, (t, s, e, n, is_step) in enumerate(nodes):
+            if t != thread:
+                stack, thread = [], t
+            while stack and nodes[stack[-1]][2] <= s:
+                stack.pop()
+            if stack:
+                parent = stack[-1]
+                self_ns[parent] -= min(e, nodes[parent][2]) - s
+                in_step[i] = in_step[parent]
+            if is_step:
+                in_step[i] = n
+            stack.append(i)
+        ops = collections.defaultdict(lambda: [0, 0, 0])
+        steps = collections.defaultdict(lambda: [0, 0])
+        for i, (t, s, e, n, is_step) in enumerate(nodes):
+            if is_step:
+                steps[n][1] = self_ns[i]
+                continue
+            ops[n][0] += 1
+            ops[n][1] += self_ns[i]
+            if in_step[i] is not None:
+                ops[n][2] += self_ns[i]
+                steps[in_step[i]][0] += self_ns[i]
+        return ops, steps
+
+    def window(self):
+        return (min(s for s, _, _ in self.steps.values()), max(e for _, e, _ in self.steps.values()))
+
+
+def merge(spans):
+    out = []
+    for s, e in sorted(x for x in spans if x[1] > x[0]):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return out
+
+
+def length(spans):
+    return sum(e - s for s, e in spans)
+
+
+def intersect(a, b):
+    return sum(max(0, min(e1, e2) - max(s1, s2)) for s1, e1 in a for s2, e2 in b)
+
+
+def gpu_reference(ref):
+    lo, hi = ref.window()
+    out = {"ops": 0, "busy": 0, "comm": 0, "overlap": 0, "kinds": collections.Counter(),
+           "kind_ops": collections.Counter(), "compute": 0, "exposed": 0, "memory_only": 0, "idle": 0}
+    by_device = collections.defaultdict(lambda: collections.defaultdict(list))
+    for device, s, e, kind in ref.gpu:
+        if s >= hi or e <= lo:
+            continue
+        c = (max(s, lo), min(e, hi))
+        out["ops"] += 1
+        out["kinds"][kind] += c[1] - c[0]
+        out["kind_ops"][kind] += 1
+        by_device[device][kind].append(c)
+    for kinds in by_device.values():
+        comp, comm, mem = (merge(kinds[k]) for k in ("compute", "communication", "memory"))
+        busy = length(merge(comp + comm + mem))
+        out["busy"] += busy
+        out["comm"] += length(comm)
+        out["overlap"] += intersect(comm, comp)
+        out["compute"] += length(comp)
+        out["exposed"] += length(comm) - intersect(comm, comp)
+        out["memory_only"] += length(mem) - intersect(mem, merge(comp + comm))
+        out["idle"] += (hi - lo) - busy
+    out["devices"] = len(by_device)
+    out["window"] = hi - lo
+    return out
+
+
+# --- the assertions shared by the captures ----------------------------------
+class ReportCase(unittest.TestCase):
+    def setUp(self):
+        self.assertTrue(ct.CLI, "CHAKRASHIM_TEST_CLI is not set")
+
+    def assert_steps_and_self_times(self, rank_doc, ref):
+        got = {s["step"]: s for s in rank_doc["steps"]}
+        self.assertEqual(sorted(got), sorted(ref.steps), "steps differ from the ProfilerStep#N events")
+        ops, step_self = ref.self_times()
+        for n, (start, end, _) in ref.steps.items():
+            s = got[n]
+            self.assertEqual(s["start_ns"], start)
+            self.assertEqual(s["dur_ns"], end - start, "step %d time is not its ProfilerStep duration" % n)
+            self.assertEqual(s["ops_self_ns"] + s["outside_ops_ns"], s["dur_ns"],
+                             "step %d: self times do not add up to the step" % n)
+            self.assertEqual(s["ops_self_ns"], step_self[n][0])
+            self.assertEqual(s["outside_ops_ns"], step_self[n][1])
+        durs = [end - start for start, end, _ in ref.steps.values()]
+        st = rank_doc["step_time"]
+        self.assertEqual((st["count"], st["min_ns"], st["max_ns"], st["mean_ns"]),
+                         (len(durs), min(durs), max(durs), sum(durs) // len(durs)))
+        for op in rank_doc["top_ops"]:
+            calls, self_ns, in_steps = ops[op["name"]]
+            self.assertEqual((op["calls"], op["self_ns"], op["in_steps_self_ns"]), (calls, self_ns, in_steps),
+                             op["name"])
+        ranked = sorted((v[1] for v in ops.values()), reverse=True)[:len(rank_doc["top_ops"])]
+        self.assertEqual([op["self_ns"] for op in rank_doc["top_ops"]], ranked)
+        self.assertEqual(rank_doc["ops_self_ns"], sum(v[1] for v in ops.values()))
+
+    def assert_gpu(self, rank_doc, ref):
+        want, got = gpu_reference(ref), rank_doc["gpu"]
+        self.assertIsNotNone(got)
+        self.assertEqual(got["devices"], want["devices"])
+        self.assertEqual(got["ops"], want["ops"])
+        self.assertEqual(got["window_ns"], want["window"])
+        self.assertEqual(got["busy_ns"], want["busy"])
+        self.assertAlmostEqual(got["busy_share"], want["busy"] / (want["window"] * want["devices"]))
+        for kind in ("compute", "communication", "memory"):
+            self.assertEqual(got["kinds"][kind]["ns"], want["kinds"][kind], kind)
+            self.assertEqual(got["kinds"][kind]["ops"], want["kind_ops"][kind], kind)
+        self.assertEqual(got["communication_ns"], want["comm"])
+        self.assertEqual(got["overlap_ns"], want["overlap"])
+        b = got["breakdown"]
+        self.assertEqual((b["compute_ns"], b["exposed_communication_ns"], b["memory_only_ns"], b["idle_ns"]),
+                         (want["compute"], want["exposed"], want["memory_only"], want["idle"]))
+        self.assertEqual(sum(b.values()), want["window"] * want["devices"])
+
+    def assert_skew(self, group, refs):
+        by_step = collections.defaultdict(dict)
+        for rank, ref in refs.items():
+            for n, (s, e, _) in ref.steps.items():
+                by_step[n][rank] = e - s
+        want = {n: v for n, v in by_step.items() if len(v) > 1}
+        got = {k["step"]: k for k in group["skew"]["steps"]}
+        self.assertEqual(sorted(got), sorted(want))
+        for n, times in want.items():
+            slow = max(times.values())
+            self.assertEqual(got[n]["slowest_rank"], min(r for r, t in times.items() if t == slow))
+            self.assertEqual(got[n]["slowest_ns"], slow)
+            self.assertEqual(got[n]["spread_ns"], slow - min(times.values()))
+
+    def assert_html(self, path, gpu):
+        with open(path) as f:
+            page = f.read()
+        self.assertTrue(page.startswith("<!DOCTYPE html>"))
+        self.assertNotRegex(page, r"https?://", "the page names a URL")
+        self.assertNotIn("<script", page)
+        self.assertNotIn("<link", page)
+        self.assertNotIn("<img", page)
+        self.assertGreaterEqual(page.count("<svg"), 4 if gpu else 3)
+        for title in ("Step time per rank", "Where the stepping thread", "Cross-rank skew"):
+            self.assertIn(title, page)
+        self.assertRegex(page, r"<h2>Step \d+ of rank \d+</h2>")
+        self.assertEqual("Where the GPU" in page, gpu)
+        return page
+
+
+# --- a real 2-rank capture over gloo ------------------------------------------
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@unittest.skipUnless(ct.WITH_TORCH and os.environ.get("CHAKRASHIM_TEST_PRELOAD"),
+                     "needs torch and the preload (CHAKRA_WITH_TORCH)")
+class RealGlooCapture(ReportCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="chakra-report-")
+        cls.root = cls.tmp.name
+        port = free_port()
+        procs = []
+        for rank in (0, 1):
+            env = ct.clean_env(LD_PRELOAD=os.environ["CHAKRASHIM_TEST_PRELOAD"], CHAKRA_PROFILE=1,
+                               CHAKRA_TRACE_DIR=cls.root, CHAKRA_START_STEP=2, CHAKRA_END_STEP=4,
+                               RANK=rank, WORLD_SIZE=2, LOCAL_RANK=rank, MASTER_ADDR="127.0.0.1",
+                               MASTER_PORT=port)
+            procs.append(subprocess.Popen([ct.PYTHON, JOB, "6"], env=env, stdout=subprocess.PIPE,
+                                          stderr=subprocess.STDOUT, text=True))
+        cls.outputs = [p.communicate(timeout=240)[0] for p in procs]
+        cls.codes = [p.returncode for p in procs]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def setUp(self):
+        super().setUp()
+        self.assertEqual(self.codes, [0, 0], "\n".join(self.outputs))
+        self.devices = {r: os.path.join(self.root, "0_kineto", "rank-%d.json" % r) for r in (0, 1)}
+
+    def test_job_prints_each_steps_loss(self):
+        for rank, out in enumerate(self.outputs):
+            self.assertEqual(len(re.findall(r"^rank %d step \d+ loss [0-9.]+$" % rank, out, re.M)), 6, out)
+
+    def test_json_numbers_match_the_trace(self):
+        doc = report_json(self.root)
+        self.assertEqual(len(doc["groups"]), 1)
+        group = doc["groups"][0]
+        self.assertEqual([r["rank"] for r in group["ranks"]], [0, 1])
+        refs = {r: Reference(p) for r, p in self.devices.items()}
+        for rank_doc in group["ranks"]:
+            self.assertIsNone(rank_doc["error"])
+            self.assertEqual([s["step"] for s in rank_doc["steps"]], [2, 3, 4])
+            self.assert_steps_and_self_times(rank_doc, refs[rank_doc["rank"]])
+            self.assertIsNone(rank_doc["gpu"], "a CPU capture has no GPU section")
+        self.assert_skew(group, refs)
+
+    def test_tables_print_and_the_page_is_written(self):
+        html = os.path.join(self.root, "report.html")
+        r = report(self.root, "--html", html)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        for rank in (0, 1):
+            self.assertRegex(r.stdout, r"(?m)^rank %d  0_kineto/rank-%d\.json$" % (rank, rank))
+        self.assertRegex(r.stdout, r"(?m)^  steps 2,3,4: mean [0-9.]+ ms, min [0-9.]+, max [0-9.]+$")
+        self.assertIn("top 10 ops by self time", r.stdout)
+        self.assertIn("cross-rank skew: slowest rank per step", r.stdout)
+        self.assertNotIn("GPU (", r.stdout)
+        self.assertIn("chakrashim report: 2 ranks", r.stdout)
+        doc = report_json(self.root)
+        for rank_doc in doc["groups"][0]["ranks"]:
+            for s in rank_doc["steps"]:
+                line = re.search(r"(?m)^  %d +([0-9.]+) +([0-9.]+) +([0-9.]+)$" % s["step"],
+                                 r.stdout[r.stdout.index("rank %d " % rank_doc["rank"]):])
+                self.assertEqual(line.group(1), "%.3f" % (s["dur_ns"] / 1e6))
+        self.assert_html(html, gpu=False)
+
+    def test_timeline_rank_and_step_can_be_chosen(self):
+        html = os.path.join(self.root, "r1.html")
+        r = report(self.root, "--html", html, "--timeline-rank", "1", "--timeline-step", "3")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("<h2>Step 3 of rank 1</h2>", self.assert_html(html, gpu=False))
+        self.assertEqual(report(self.root, "--html", html, "--timeline-rank", "7").returncode, 2)
+
+
+# --- GPU-shaped captures --------------------------------------------------------
+def gpu_capture(rank):
+    """RankCapture's GPU steps plus, per step, an NCCL all-reduce on its own
+    stream partly under a second compute kernel, a memset, and (rank 1) a
+    slower step 4."""
+    c = RankCapture(rank, 2, steps=(3, 4, 5), gpu=True)
+    for i, n in enumerate(c.steps):
+        t0 = 1_000_000 + i * 1_000_000
+        for cat, name, start, end, stream in (
+                ("kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+                 t0 + 100_000, t0 + 300_000 + rank * 50_000, 20),
+                ("kernel", "void at::native::vectorized_elementwise_kernel<4>()", t0 + 150_000, t0 + 220_000, 7),
+                ("gpu_memset", "Memset (Device)", t0 + 600_000, t0 + 610_000, 7)):
+            c._corr += 1
+            c.spans.append(Span(cat, name, start, end, ext=c._corr, pid=0, tid=stream,
+                                args={"device": 0, "stream": stream, "correlation": c._corr}))
+    if rank == 1:
+        c.find("ProfilerStep#4").end += 80_000
+    return c
+
+
+class GpuShapedCapture(ReportCase):
+    def setUp(self):
+        super().setUp()
+        self.root = ct.temp_dir(self)
+        write_capture(self.root, [gpu_capture(0), gpu_capture(1)])
+        self.devices = {r: os.path.join(self.root, "0_kineto", "rank-%d.json" % r) for r in (0, 1)}
+
+    def test_gpu_numbers_match_the_trace(self):
+        group = report_json(self.root)["groups"][0]
+        refs = {r: Reference(p) for r, p in self.devices.items()}
+        for rank_doc in group["ranks"]:
+            ref = refs[rank_doc["rank"]]
+            self.assert_steps_and_self_times(rank_doc, ref)
+            self.assert_gpu(rank_doc, ref)
+            self.assertGreater(rank_doc["gpu"]["overlap_ns"], 0)
+            self.assertGreater(rank_doc["gpu"]["breakdown"]["exposed_communication_ns"], 0)
+        self.assert_skew(group, refs)
+        step4 = next(k for k in group["skew"]["steps"] if k["step"] == 4)
+        self.assertEqual((step4["slowest_rank"], step4["spread_ns"]), (1, 80_000))
+
+    def test_gpu_sections_print_and_draw(self):
+        html = os.path.join(self.root, "gpu.html")
+        r = report(self.root, "--html", html)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertRegex(r.stdout, r"(?m)^  GPU \(1 device, \d+ ops in the steps\): busy [0-9.]+% of [0-9.]+ ms$")
+        for kind in ("compute", "communication", "memory"):
+            self.assertRegex(r.stdout, r"(?m)^    %s +[0-9.]+ +[0-9.]+%% +\d+$" % kind)
+        self.assertRegex(r.stdout, r"communication under compute: [0-9.]+% of [0-9.]+ ms \(exposed [0-9.]+ ms\)")
+        page = self.assert_html(html, gpu=True)
+        self.assertIn("GPU 0 stream 20", page)
+
+    def test_golden_real_gpu_trace(self):
+        self.assertTrue(os.path.exists(GOLDEN), GOLDEN)
+        doc = report_json(GOLDEN)
+        rank_doc = doc["groups"][0]["ranks"][0]
+        ref = Reference(GOLDEN)
+        self.assertEqual([s["step"] for s in rank_doc["steps"]], [4, 5, 6])
+        self.assert_steps_and_self_times(rank_doc, ref)
+        self.assert_gpu(rank_doc, ref)
+        self.assertEqual(rank_doc["gpu"]["kinds"]["communication"]["ops"], 21)  # 15 all-reduce + 6 broadcast
+
+
+class CommandLine(ReportCase):
+    def test_help_and_usage_errors(self):
+        r = report("--help")
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("usage: chakrashim report", r.stdout)
+        for opt in ("--html FILE", "--json", "--top N", "--timeline-rank R"):
+            self.assertIn(opt, r.stdout)
+        self.assertEqual(report().returncode, 2)
+        self.assertEqual(report("--bogus", "x").returncode, 2)
+        self.assertEqual(report("--top", "0", "x").returncode, 2)
+        self.assertEqual(report("/no/such/folder").returncode, 2)
+
+    def test_unreadable_trace_fails_its_rank(self):
+        root = ct.temp_dir(self)
+        write_capture(root, [RankCapture(0, 2), RankCapture(1, 2)])
+        path = os.path.join(root, "0_kineto", "rank-1.json")
+        with open(path) as f:
+            text = f.read()
+        with open(path, "w") as f:
+            f.write(text[: text.rindex("\n", 0, len(text) // 2)])  # a writer stopped mid-way
+        r = report(root)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("rank 1  0_kineto/rank-1.json\n  cannot report: the file ends early", r.stdout)
+        self.assertRegex(r.stdout, r"(?m)^rank 0 .*\n  steps 3,4: mean")
+
+
+@unittest.skipUnless(shutil.which("chromium"), "Debian's chromium is not installed")
+class RenderedPage(ReportCase):
+    def test_headless_chromium_renders_the_page(self):
+        root = ct.temp_dir(self)
+        write_capture(root, [gpu_capture(0), gpu_capture(1)])
+        html, png = os.path.join(root, "report.html"), os.path.join(root, "report.png")
+        self.assertEqual(report(root, "--html", html).returncode, 0)
+        r = ct.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--screenshot=" + png,
+                    "--window-size=1400,2000", "file://" + html], env=ct.clean_env(), timeout=90)
+        self.assertTrue(os.path.exists(png), r.stdout + r.stderr)
+        with open(png, "rb") as f:
+            data = f.read()
+        self.assertEqual(data[:8], b"\x89PNG\r\n\x1a\n")
+        self.assertGreater(len(data), 20_000, "the screenshot is nearly empty")
+
+
+if __name__ == "__main__":
+    unittest.main()
