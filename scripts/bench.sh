@@ -41,4 +41,5 @@ else
 fi
 # Further benchmarks are appended below, each after an empty line.
 echo; "$python" "$here/bench_check.py" --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" $quick || status=1
+echo; "$python" "$here/bench_link.py" --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" $quick || status=1
 exit $status
