@@ -2,10 +2,11 @@
 launcher: torchrun sets RANK/WORLD_SIZE; under mpirun or srun the script
 takes its rank from the launcher's environment, the usual way.
 
-  python train_ddp.py [STEPS] [--fail-once MARKER]
+  python train_ddp.py [STEPS] [--fail-once MARKER] [--report-bridge]
 
 --fail-once MARKER: rank 0 raises after step 1 unless the file MARKER
 exists (and creates it), so a torchelastic restart succeeds the second time.
+--report-bridge: print whether chakrashim's torch bridge is loaded here.
 """
 import os
 import sys
@@ -47,6 +48,10 @@ def main():
         if fail_marker and rank == 0 and step == 1 and not os.path.exists(fail_marker):
             open(fail_marker, "w").close()
             raise RuntimeError("failing once, before the window, to be restarted")
+    if "--report-bridge" in sys.argv:
+        with open("/proc/self/maps") as f:
+            loaded = any("libchakrashim_torch.so" in line for line in f)
+        print(f"rank {rank} bridge {loaded}", flush=True)
     dist.barrier()
     dist.destroy_process_group()
 
