@@ -227,6 +227,8 @@ class ReportCase(unittest.TestCase):
             self.assertEqual(got[n]["slowest_rank"], min(r for r, t in times.items() if t == slow))
             self.assertEqual(got[n]["slowest_ns"], slow)
             self.assertEqual(got[n]["spread_ns"], slow - min(times.values()))
+            fast = min(times.values())
+            self.assertEqual(got[n]["fastest_rank"], max(r for r, t in times.items() if t == fast))
 
     def assert_html(self, path, gpu):
         with open(path) as f:

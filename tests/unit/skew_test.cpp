@@ -24,12 +24,13 @@ TEST(StepSkew, NamesTheSlowestAndFastestRankAndTheSpreadPerStep) {
   EXPECT_EQ(s.max_spread_ns, 7);
 }
 
-TEST(StepSkew, TiesGoToTheLowerRank) {
-  const std::vector<StepTime> a = {step(1, 10)}, b = {step(1, 10)};
-  const SkewSummary s = step_skew({{5, &a}, {2, &b}});
+TEST(StepSkew, TiesNameTheLowestRankSlowestAndTheHighestFastest) {
+  const std::vector<StepTime> a = {step(1, 10)}, b = {step(1, 10)}, c = {step(1, 10)};
+  const SkewSummary s = step_skew({{5, &a}, {2, &b}, {3, &c}});
   EXPECT_EQ(s.steps[0].slowest_rank, 2u);
-  EXPECT_EQ(s.steps[0].fastest_rank, 2u);
-  EXPECT_EQ(s.most_often_slowest, 2u);
+  EXPECT_EQ(s.steps[0].fastest_rank, 5u);
+  EXPECT_EQ(s.steps[0].spread_ns(), 0);
+  EXPECT_FALSE(s.most_often_slowest);  // equal times: nobody is slowest
 }
 
 TEST(StepSkew, SkipsStepsOfOneRankAndPartialSteps) {

@@ -19,12 +19,14 @@ SkewSummary step_skew(const std::vector<RankStepTimes>& ranks) {
     std::int64_t sum = 0;
     bool first = true;
     for (const auto& [rank, dur] : times) {
-      // Ties go to the lower rank, so the output never depends on order.
+      // Ties: the slowest is the lowest such rank, the fastest the highest,
+      // so the output never depends on order and names two ranks even when
+      // all are equal.
       if (first || dur > k.slowest_ns || (dur == k.slowest_ns && rank < k.slowest_rank)) {
         k.slowest_ns = dur;
         k.slowest_rank = rank;
       }
-      if (first || dur < k.fastest_ns || (dur == k.fastest_ns && rank < k.fastest_rank)) {
+      if (first || dur < k.fastest_ns || (dur == k.fastest_ns && rank > k.fastest_rank)) {
         k.fastest_ns = dur;
         k.fastest_rank = rank;
       }
@@ -33,7 +35,7 @@ SkewSummary step_skew(const std::vector<RankStepTimes>& ranks) {
     }
     k.mean_ns = sum / static_cast<std::int64_t>(times.size());
     out.max_spread_ns = std::max(out.max_spread_ns, k.spread_ns());
-    ++slowest_counts[k.slowest_rank];
+    if (k.spread_ns() > 0) ++slowest_counts[k.slowest_rank];  // a tie has no slowest rank
     out.steps.push_back(k);
   }
   for (const auto& [rank, count] : slowest_counts) {

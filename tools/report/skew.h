@@ -23,7 +23,8 @@ struct StepSkew {
 
 struct SkewSummary {
   std::vector<StepSkew> steps;  // by step number
-  // The rank that was slowest in the most steps (the lowest on a tie).
+  // The rank that was slowest in the most steps with a spread (the lowest
+  // on a tie); none when every rank took the same time in every step.
   std::optional<std::uint64_t> most_often_slowest;
   std::uint32_t slowest_count = 0;
   std::int64_t max_spread_ns = 0;
