@@ -5,7 +5,10 @@ tests/preload/CMakeLists.txt). Jobs run with the real interpreter
 (sys.executable): `python3` on PATH may be pyenv's shell shim, which the
 preload would also enter.
 """
+import atexit
+import glob
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -16,6 +19,53 @@ BRIDGE = os.environ.get("CHAKRASHIM_TEST_BRIDGE", "")
 CLI = os.environ.get("CHAKRASHIM_TEST_CLI", "")
 SOURCE_DIR = os.environ.get("CHAKRASHIM_TEST_SOURCE_DIR", "")
 WITH_TORCH = os.environ.get("CHAKRASHIM_TEST_WITH_TORCH", "0") == "1"
+
+# Sanitizer variants (scripts/test-variants.sh). A job under the preload is
+# an uninstrumented program, so the sanitizer runtime must come first in
+# LD_PRELOAD: clean_env puts it there whenever a test sets LD_PRELOAD.
+# Reports go to files in a folder of this test process (log_path), not to
+# the job's stderr that tests compare, and a report makes the test fail at
+# exit even where the job's exit code was not checked.
+SANITIZER_RUNTIME = os.environ.get("CHAKRASHIM_TEST_PRELOAD_PREFIX", "")
+SANITIZE = os.environ.get("CHAKRASHIM_TEST_SANITIZE", "")
+_SAN_OPTIONS = ("ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS")
+_san_dir = None
+
+
+def _collect_sanitizer_reports():
+    reports = sorted(glob.glob(os.path.join(_san_dir, "*")))
+    for path in reports:
+        with open(path, errors="replace") as f:
+            sys.stderr.write(f"==== sanitizer report {os.path.basename(path)}\n{f.read()}\n")
+    shutil.rmtree(_san_dir, ignore_errors=True)
+    if reports:
+        sys.stderr.write(f"chakra_test: {len(reports)} sanitizer report(s): failing\n")
+        sys.stderr.flush()
+        os._exit(1)
+
+
+if SANITIZE:
+    _san_dir = tempfile.mkdtemp(prefix="chakra-san-")
+    # The exit code is the test's evidence too: 66 is nobody's normal one.
+    _base = {"ASAN_OPTIONS": "detect_leaks=1:exitcode=66",
+             "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1:exitcode=66",
+             "TSAN_OPTIONS": "exitcode=66:second_deadlock_stack=1"}
+    for _name, _value in _base.items():
+        _extra = os.environ.get(_name, "")
+        os.environ[_name] = ":".join(
+            x for x in (_value, f"log_path={_san_dir}/report", _extra) if x)
+    atexit.register(_collect_sanitizer_reports)
+
+
+def _with_sanitizer_runtime(env):
+    """A process under LD_PRELOAD gets the runtime first, and no leak check:
+    CPython and torch keep memory until exit by design."""
+    preload = env.get("LD_PRELOAD", "")
+    if not (SANITIZER_RUNTIME and preload) or preload.startswith(SANITIZER_RUNTIME):
+        return env
+    env["LD_PRELOAD"] = f"{SANITIZER_RUNTIME}:{preload}"
+    env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
+    return env
 
 # Launcher variables that the test machine may carry and that would change
 # what a job under test does.
@@ -36,7 +86,7 @@ def clean_env(**extra):
             env.pop(k, None)
         else:
             env[k] = str(v)
-    return env
+    return _with_sanitizer_runtime(env)
 
 
 def run(cmd, env, timeout=120, **kw):

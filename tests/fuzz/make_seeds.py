@@ -1,0 +1,69 @@
+"""Writes the fuzz targets' seed corpora into corpus/<target>/ (committed).
+Run again after a format change: python3 tests/fuzz/make_seeds.py
+
+Trace seeds come from tests/support/capture_builder.py, the same small
+captures the check tests start from; the pair targets (link, check) read an
+ET and a device trace split at a "====" line.
+"""
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "support"))
+import capture_builder as cb  # noqa: E402
+
+SEP = "\n====\n"
+
+
+def write(target, name, text):
+    d = os.path.join(HERE, "corpus", target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "w") as f:
+        f.write(text)
+
+
+def main():
+    for v in ["0", "007", "18446744073709551615", "18446744073709551616", "true", "OFF", "yes",
+              "64K", "1G", "2g", "1.5G", "0,4-7", "4-7", "7-4", "1,", "run_7.b", "..", "a/b",
+              "a\nb"]:
+        write("value_grammar", "v-" + "".join(c if c.isalnum() else "_" for c in v), v)
+
+    envs = {
+        "plain": "CHAKRA_PROFILE=1\nCHAKRA_TRACE_DIR=/t\nCHAKRA_START_STEP=2\nCHAKRA_END_STEP=9\n"
+                 "CHAKRA_WARMUP_STEPS=1\nCHAKRA_ACTIVE_STEPS=2\n",
+        "ranks": "CHAKRA_PROFILE=on\nCHAKRA_TRACE_DIR=/t\nCHAKRA_RANKS=0,4-7\nRANK=5\nWORLD_SIZE=8\n"
+                 "SLURM_JOB_ID=77\nSLURM_PROCID=3\n",
+        "filter": "python3.11\nCHAKRA_PROFILE=1\nCHAKRA_TRACE_DIR=/t\nCHAKRA_PROCESS_FILTER=^py(thon)?[0-9.]*$\n"
+                  "CHAKRA_JOB_ID=run_7.b\nCHAKRA_MAX_MEMORY=64M\nCHAKRA_FLUSH_SIGNAL=usr1\n",
+        "bad": "CHAKRA_PROFILE=1\nCHAKRA_TRACE_DIR=/t\nCHAKRA_END_STEP=1\nCHAKRA_RANKS=7-4\n"
+               "CHAKRA_PROFLE=1\nOMPI_COMM_WORLD_RANK=x\n",
+        "overrides": "CHAKRA_PROFILE=yes\nCHAKRA_TRACE_DIR=/t\nCHAKRA_RANK=3\nPMI_RANK=1\nPMI_SIZE=4\n"
+                     "TORCHELASTIC_RESTART_COUNT=2\nCHAKRA_EXIT_TIMEOUT=3600\nCHAKRA_LOG_LEVEL=debug\n",
+    }
+    for name, text in envs.items():
+        write("config", name, text)
+
+    cpu = cb.RankCapture(rank=1, world_size=2, steps=(3,))
+    gpu = cb.RankCapture(rank=0, steps=(5,), gpu=True)
+    for name, c in (("cpu", cpu), ("gpu", gpu)):
+        write("trace_reader", name + ".json", c.device_text())
+        write("report", name + ".json", c.device_text())
+        write("et_reader", name + ".json", c.et_text())
+        write("link", name, c.et_text() + SEP + c.device_text())
+        write("check", name, c.et_text() + SEP + c.device_text())
+        write("hta_rank_scan", name, "\x07" + c.device_text()[:400])
+    write("hta_rank_scan", "compact", '\x01{"distributedInfo": {"rank":3}, "x": {"rank": \t 12}}')
+
+    docs = [{"backend": "gloo", "rank": 0, "world_size": 2, "pg_config": [{"ranks": [0, 1]}]},
+            {"a": [1, -2, 3.5e10, True, None, "\u00e9\\\"x"], "a ": {}}, [[], {}, [[1]]], 18446744073709551615]
+    for i, d in enumerate(docs):
+        write("json_capture", "doc%d.json" % i, json.dumps(d))
+
+    for i, n in enumerate(["0_chakra", "123_kineto.4", "rank-3.json", "rank-12.json.gz.partial", "1234.567",
+                           "-0.001", "ProfilerStep#12", "cudaLaunchKernel_v7000", "rank-.json"]):
+        write("names", "n%d" % i, n)
+
+
+if __name__ == "__main__":
+    main()
