@@ -36,6 +36,8 @@ status=0
 echo
 if "$python" -c 'import torch' 2>/dev/null && [ -f "$build/shim/libchakrashim_torch.so" ]; then
   "$python" "$here/bench_capture.py" --preload "$preload" $quick || status=1
+  echo
+  "$python" "$here/bench_memory.py" --preload "$preload" --cap 8M $quick || status=1
 else
   echo "bench: no torch or no bridge: the capture benchmark is skipped"
 fi

@@ -14,6 +14,7 @@ from chakra_test import CLI, PRELOAD, PYTHON, SOURCE_DIR, clean_env, run, temp_d
 temp_dir_for = temp_dir
 
 JOBS = os.path.join(os.path.dirname(__file__), "jobs")
+EXAMPLES_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
 MARKER = "Optimizer.step#"
 
 

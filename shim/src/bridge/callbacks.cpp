@@ -48,6 +48,7 @@ struct SpanContext final : at::ObserverContext {
 std::unique_ptr<at::ObserverContext> span_start(const at::RecordFunction& fn) {
   Capture& capture = Capture::instance();
   if (SignalRelay::pending() != 0) capture.on_signal_pending();
+  if (capture.cut_requested()) capture.on_cut_requested();
   // Async records (gloo:*, nccl:*) are kept too: the ET has nodes for them,
   // and the rf_id join needs their spans. They are drawn on the thread that
   // started them.

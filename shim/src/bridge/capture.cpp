@@ -222,7 +222,6 @@ void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> par
   steps_.clear();
   out.exe_name = config_.exe_name ? config_.exe_name : "";
   out.pid = static_cast<std::int64_t>(::getpid());
-  for (auto& s : out.spans) s.pid = out.pid;
   for (auto& s : out.steps) s.pid = out.pid;
   out.header.distributed.rank = config_.rank;
   if (config_.world_size >= 0)
@@ -256,6 +255,7 @@ void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> par
   t.world_size = out.header.distributed.world_size;
   t.host_trace = host_on_ ? "on" : (config_.host_trace ? host_state_ : "off");
   t.cupti = device_on_ ? "absent" : "disabled";
+  if (const std::int64_t cut = cut_at_ns_.load()) t.truncated_at_ns = cut;
   writer_.start(std::move(out));
 }
 
@@ -288,14 +288,34 @@ void Capture::at_exit() {
   }
 }
 
-std::optional<std::uint64_t> Capture::close_partial_step() {
+std::optional<std::uint64_t> Capture::close_partial_step(bool force) {
   const window::Cut cut = window_->cut();
-  if (cut.phase != window::Phase::active || !keeping_.load()) return std::nullopt;
+  if (cut.phase != window::Phase::active || (!keeping_.load() && !force)) return std::nullopt;
   steps_.push_back(StepSpan{cut.current, 0,
                             static_cast<std::int64_t>(stepping_tid_.load() ? stepping_tid_.load()
                                                                            : os_tid()),
                             step_start_ns_, now_ns(), next_external_id()});
   return cut.current;
+}
+
+void Capture::add_span(HostSpan&& span) {
+  if (cut_requested()) return;
+  spans_.add(span);
+  if (spans_.bytes() >= config_.max_memory) {
+    std::int64_t none = 0;
+    cut_at_ns_.compare_exchange_strong(none, now_ns());
+    keeping_.store(false, std::memory_order_release);
+  }
+}
+
+void Capture::on_cut_requested() {
+  if (os_tid() != stepping_tid_.load(std::memory_order_relaxed)) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!armed_) return;
+  log_warn("CHAKRA_MAX_MEMORY=" + std::to_string(config_.max_memory) +
+           " bytes reached in step " + std::to_string(window_->current()) +
+           ": the window is cut here; raise it, or capture fewer steps");
+  disarm("memory_cap", close_partial_step(/*force=*/true));
 }
 
 void Capture::finalize_for_signal(int sig) {

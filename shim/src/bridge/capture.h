@@ -50,7 +50,9 @@ class Capture {
 
   // --- from the op-span callback (all scopes, while armed) ---
   bool keeping() const { return keeping_.load(std::memory_order_acquire); }
-  void add_span(HostSpan&& span) { spans_.add(std::move(span)); }
+  // Keeps one span, unless CHAKRA_MAX_MEMORY is reached: then nothing more
+  // is kept and the window is cut at the stepping thread's next op.
+  void add_span(HostSpan&& span);
   std::uint64_t next_external_id() { return external_id_.fetch_add(1, std::memory_order_relaxed); }
   // The record `fn` ended at `end_ns`; runs a deferred boundary if it is its.
   void on_op_end(const at::RecordFunction& fn, std::int64_t end_ns);
@@ -63,6 +65,10 @@ class Capture {
     if (os_tid_cached() == stepping_tid_.load(std::memory_order_relaxed))
       signals_.poll_on_stepping_thread();
   }
+  // The memory cap was reached: one relaxed load, for every op.
+  bool cut_requested() const { return cut_at_ns_.load(std::memory_order_relaxed) != 0; }
+  // The stepping thread ends the window at this op (reason memory_cap).
+  void on_cut_requested();
 
   // A forked child: every callback turns itself off (async-signal-safe).
   void mark_forked_child() { dead_.store(true, std::memory_order_relaxed); }
@@ -80,7 +86,8 @@ class Capture {
   // Ends the window for a signal: the steps so far plus the partial one.
   void finalize_for_signal(int sig);
   // The step in progress, as a partial step, if it was being kept.
-  std::optional<std::uint64_t> close_partial_step();
+  // (force: even though keeping stopped, as after the memory cap).
+  std::optional<std::uint64_t> close_partial_step(bool force = false);
   static std::uint64_t os_tid_cached();
   // On the stepping thread, holding no lock of ours (it takes the GIL):
   // torch.distributed's state, and the ET's "## process_group:init ##" node
@@ -99,7 +106,9 @@ class Capture {
   bool window_done_ = false;
   std::optional<std::string> distributed_json_;  // last known, see refresh_distributed
   bool pg_node_written_ = false;
-  std::atomic<bool> refresh_wanted_{false};  // disarmed, for good: later steps change nothing
+  std::atomic<bool> refresh_wanted_{false};
+  // When the memory cap was hit (ns), 0 before; the window is then cut.
+  std::atomic<std::int64_t> cut_at_ns_{0};  // disarmed, for good: later steps change nothing
   std::atomic<std::uint64_t> stepping_tid_{0};
   std::optional<files::Layout> layout_;
   bool armed_ = false;

@@ -2,31 +2,74 @@
 // recording threads never contend: each thread appends to its own buffer
 // (under its own, uncontended mutex) and the stepping thread takes them all
 // at disarm.
+//
+// Memory. Nothing per span goes to malloc's heap: spans are compact records
+// in fixed-size chunks whose pages come from mmap (page_allocator.h), and
+// names are interned per thread (a few hundred distinct ones). Long-lived
+// small and large blocks of ours in the heap, between the job's short-lived
+// tensor buffers, fragmented it: peak RSS grew by about four times the
+// spans' own size (scripts/bench_memory.py). Now it grows by their size, so
+// CHAKRA_MAX_MEMORY bounds it.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
+#include "bridge/page_allocator.h"
 #include "chakrashim/events.h"
 
 namespace chakrashim::bridge {
 
+// One span as stored: what HostSpan holds, with the name interned.
+struct CompactSpan {
+  const std::string* name = nullptr;  // interned, lives as long as the store
+  std::int64_t tid = 0;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::uint64_t external_id = 0;
+  std::uint64_t rf_id = 0;
+  std::int64_t sequence_nr = -1;    // -1: none
+  std::uint64_t fwd_thread_id = 0;  // 0: none
+  std::uint32_t extra = 0;          // 1 + index into the thread's extra args, 0: none
+  HostCategory category = HostCategory::cpu_op;
+};
+
+using SpanChunk = std::vector<CompactSpan, PageAllocator<CompactSpan>>;
+using ExtraArgs = std::vector<std::pair<std::string, std::string>>;
+
+// One thread's spans, taken out at disarm.
+struct ThreadSpans {
+  std::vector<SpanChunk> chunks;
+  std::vector<ExtraArgs> extras;  // comm args of record_param_comms ops (rare)
+  // Rebuilds the full record of one span (for the writer).
+  HostSpan expand(const CompactSpan& s) const;
+};
+
 class SpanStore {
  public:
+  static constexpr std::size_t kChunk = 8192;  // spans per chunk, ~640 KB
+
   // Appends to the calling thread's buffer. Thread-safe.
-  void add(HostSpan&& span);
+  void add(const HostSpan& span);
   // Moves every thread's spans out. Thread-safe.
-  std::vector<HostSpan> take_all();
-  // Bytes held, approximately (for the memory cap).
+  std::vector<ThreadSpans> take_all();
+  // Bytes held: chunk capacity, interned names, extra args (for the cap).
   std::uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
 
  private:
   struct ThreadBuffer {
     std::mutex mutex;
-    std::vector<HostSpan> spans;
+    ThreadSpans spans;
+    // Node-based: the strings never move, so spans may point at them. Kept
+    // across windows (names are few), never taken.
+    std::unordered_set<std::string> names;
   };
   ThreadBuffer& local();
 

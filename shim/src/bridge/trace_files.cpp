@@ -23,9 +23,12 @@ std::string step_list(const std::vector<std::uint64_t>& steps) {
 }
 
 void write_device_trace(WindowOutput& o, std::string& summary, std::vector<std::string>& failures) {
-  std::sort(o.spans.begin(), o.spans.end(),
-            [](const HostSpan& a, const HostSpan& b) { return a.start_ns < b.start_ns; });
-  std::int64_t first = o.spans.empty() ? 0 : o.spans.front().start_ns;
+  // Not sorted: readers order events themselves, and sorting would hold a
+  // second copy or an index as large as the spans.
+  std::int64_t first = 0;
+  for (const auto& thread : o.spans)
+    for (const auto& chunk : thread.chunks)
+      for (const auto& s : chunk) first = first == 0 ? s.start_ns : std::min(first, s.start_ns);
   for (const auto& s : o.steps) first = first == 0 ? s.start_ns : std::min(first, s.start_ns);
   const std::int64_t base = writers::base_time_ns(first);
   const auto produce = [&](files::ByteSink& sink) {
@@ -33,11 +36,21 @@ void write_device_trace(WindowOutput& o, std::string& summary, std::vector<std::
     w.begin(o.header);
     w.process_name(o.pid, o.exe_name);
     std::set<std::int64_t> tids;
-    for (const auto& s : o.spans) tids.insert(s.tid);
+    for (const auto& thread : o.spans)
+      for (const auto& chunk : thread.chunks)
+        for (const auto& s : chunk) tids.insert(s.tid);
     for (const auto& s : o.steps) tids.insert(s.tid);
     for (auto tid : tids) w.thread_name(o.pid, tid, "thread " + std::to_string(tid));
     for (const auto& step : o.steps) w.step_span(step);
-    for (const auto& span : o.spans) w.host_span(span);
+    for (const auto& thread : o.spans) {
+      for (const auto& chunk : thread.chunks) {
+        for (const auto& compact : chunk) {
+          HostSpan span = thread.expand(compact);
+          span.pid = o.pid;
+          w.host_span(span);
+        }
+      }
+    }
     return w.end(o.trailer);
   };
   const auto r = files::publish_file(o.layout.device_path, produce, writers::validate_json_file,
@@ -111,7 +124,9 @@ void write_window(WindowOutput& o) {
       failures.push_back("the Execution Trace was not kept (" + r.error + ")");
     }
   }
-  const std::size_t ops = o.spans.size();
+  std::size_t ops = 0;
+  for (const auto& thread : o.spans)
+    for (const auto& chunk : thread.chunks) ops += chunk.size();
   if (o.device) {
     // The claimed, empty .partial makes way for the real one.
     ::unlink(files::partial_path(o.layout.device_path).c_str());

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "chakrashim/bridge_abi.h"
+#include "bridge/span_store.h"
 #include "chakrashim/events.h"
 #include "files/output_paths.h"
 #include "writers/kineto_trace_writer.h"
@@ -24,7 +25,7 @@ struct WindowOutput {
   bool host = false;    // an ET .partial was written by torch and needs finalizing
   bool device = false;  // a device trace is to be written
   bool overwrite = false;
-  std::vector<HostSpan> spans;
+  std::vector<ThreadSpans> spans;
   std::vector<StepSpan> steps;
   writers::TraceHeader header;
   writers::TraceTrailer trailer;
