@@ -64,6 +64,17 @@ class ExitAndFiles(CaptureCase):
         self.assertEqual(all_files(self.trace_dir), ["0_chakra/rank-0.json", "0_kineto/rank-0.json"])
         self.assert_valid_capture([1])
 
+    def test_gzip_writes_the_device_trace_compressed_and_the_et_plain(self):
+        import gzip, json
+        r = run_job("plain_loop.py", [4], job_env(self.trace_dir, CHAKRA_START_STEP=1,
+                                                  CHAKRA_END_STEP=2, CHAKRA_GZIP=1))
+        self.assert_ran(r)
+        self.assertEqual(all_files(self.trace_dir), ["0_chakra/rank-0.json", "0_kineto/rank-0.json.gz"])
+        with gzip.open(os.path.join(self.trace_dir, "0_kineto", "rank-0.json.gz"), "rt") as f:
+            dev = json.load(f)
+        self.assertEqual(dev["chakrashim"]["steps"]["captured"], [1, 2])
+        self.assert_check_passes()
+
     def test_an_unwritable_trace_dir_is_one_line_and_the_job_runs_on(self):
         blocker = os.path.join(self.trace_dir, "not-a-folder")
         os.makedirs(self.trace_dir, exist_ok=True)

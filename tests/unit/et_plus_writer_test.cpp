@@ -12,7 +12,7 @@
 
 #include "link/device_ops.h"
 #include "link/et_plus_linker.h"
-#include "link/gzip_sink.h"
+#include "files/gzip_sink.h"
 
 namespace chakrashim::tools::link {
 namespace {
@@ -129,7 +129,7 @@ TEST(EtPlusWriter, PgNameIsOnlyForNcclDevKernels) {
 TEST(EtPlusWriter, GzipSinkWritesAGzipStream) {
   const Linked l = link_text(kEt, true);
   files::StringSink packed;
-  GzipSink gz(packed);
+  files::GzipSink gz(packed);
   ASSERT_TRUE(gz.write(l.text));
   ASSERT_TRUE(gz.finish());
   ASSERT_GT(packed.text().size(), 18u);

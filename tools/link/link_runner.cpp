@@ -14,7 +14,7 @@
 #include "common/trace_reader.h"
 #include "files/publish.h"
 #include "link/et_plus_writer.h"
-#include "link/gzip_sink.h"
+#include "files/gzip_sink.h"
 
 namespace chakrashim::tools::link {
 
@@ -94,7 +94,7 @@ bool write_output(const RankJob& job, const LinkPlan& plan, const DeviceOps& dev
       written = write_et_plus(in, plan, device, file, dir);
       return written.ok;
     }
-    GzipSink gz(file);
+    files::GzipSink gz(file);
     written = write_et_plus(in, plan, device, gz, dir);
     return written.ok && gz.finish();
   };

@@ -217,6 +217,7 @@ void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> par
   out.host = host_on_;
   out.device = device_on_;
   out.overwrite = config_.overwrite != 0;
+  out.gzip = config_.gzip != 0;
   out.spans = spans_.take_all();
   out.steps = std::move(steps_);
   steps_.clear();

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "bridge/bridge_log.h"
+#include "files/gzip_sink.h"
 #include "files/publish.h"
 #include "writers/json_validate.h"
 
@@ -31,7 +32,10 @@ void write_device_trace(WindowOutput& o, std::string& summary, std::vector<std::
       for (const auto& s : chunk) first = first == 0 ? s.start_ns : std::min(first, s.start_ns);
   for (const auto& s : o.steps) first = first == 0 ? s.start_ns : std::min(first, s.start_ns);
   const std::int64_t base = writers::base_time_ns(first);
-  const auto produce = [&](files::ByteSink& sink) {
+  const auto produce = [&](files::ByteSink& file) {
+    std::optional<files::GzipSink> gz;
+    if (o.gzip) gz.emplace(file);
+    files::ByteSink& sink = gz ? static_cast<files::ByteSink&>(*gz) : file;
     writers::KinetoTraceWriter w(sink, base);
     w.begin(o.header);
     w.process_name(o.pid, o.exe_name);
@@ -51,7 +55,8 @@ void write_device_trace(WindowOutput& o, std::string& summary, std::vector<std::
         }
       }
     }
-    return w.end(o.trailer);
+    const bool written = w.end(o.trailer);
+    return gz ? gz->finish() && written : written;
   };
   const auto r = files::publish_file(o.layout.device_path, produce, writers::validate_json_file,
                                      o.overwrite);
@@ -71,7 +76,7 @@ std::optional<files::Layout> prepare_outputs(const chakrashim_capture_config& c,
   request.job_id = c.job_id;
   request.rank = c.rank;
   request.restart_count = c.restart_count;
-  request.gzip = false;  // gzip output is not written yet; see README
+  request.gzip = c.gzip != 0;
   request.overwrite = c.overwrite != 0;
   auto layout = files::choose_layout(request, path_exists);
   if (!layout) {

@@ -25,6 +25,7 @@ struct WindowOutput {
   bool host = false;    // an ET .partial was written by torch and needs finalizing
   bool device = false;  // a device trace is to be written
   bool overwrite = false;
+  bool gzip = false;  // the device trace as rank-R.json.gz
   std::vector<ThreadSpans> spans;
   std::vector<StepSpan> steps;
   writers::TraceHeader header;

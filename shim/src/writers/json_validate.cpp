@@ -1,7 +1,9 @@
 #include "writers/json_validate.h"
 
-#include <cstdio>
-#include <memory>
+#include <zlib.h>
+
+#include <istream>
+#include <streambuf>
 #include <nlohmann/json.hpp>
 
 namespace chakrashim::writers {
@@ -32,17 +34,43 @@ class NullSax final : public nlohmann::json_sax<nlohmann::json> {
   std::string error;
 };
 
-struct FileCloser {
-  void operator()(std::FILE* f) const { std::fclose(f); }
+// A streambuf over zlib's gzread: plain files pass through unchanged, gzip
+// files are inflated as they are read, in bounded memory.
+class GzStreamBuf final : public std::streambuf {
+ public:
+  explicit GzStreamBuf(const std::string& path) : file_(gzopen(path.c_str(), "rb")) {}
+  ~GzStreamBuf() override {
+    if (file_) gzclose(file_);
+  }
+  bool is_open() const { return file_ != nullptr; }
+  bool failed() const { return failed_; }
+
+ protected:
+  int_type underflow() override {
+    const int n = gzread(file_, buffer_, sizeof buffer_);
+    if (n <= 0) {
+      failed_ = n < 0;
+      return traits_type::eof();
+    }
+    setg(buffer_, buffer_, buffer_ + n);
+    return traits_type::to_int_type(buffer_[0]);
+  }
+
+ private:
+  gzFile file_;
+  char buffer_[1 << 16];
+  bool failed_ = false;
 };
 
 }  // namespace
 
 std::string validate_json_file(const std::string& path) {
-  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
-  if (!file) return "cannot open for reading";
+  GzStreamBuf buf(path);
+  if (!buf.is_open()) return "cannot open for reading";
+  std::istream in(&buf);
   NullSax sax;
-  const bool ok = nlohmann::json::sax_parse(file.get(), &sax);
+  const bool ok = nlohmann::json::sax_parse(in, &sax);
+  if (buf.failed()) return "cannot decompress (corrupt gzip)";
   if (ok) return {};
   return sax.error.empty() ? "not valid JSON" : sax.error;
 }

@@ -1,5 +1,6 @@
-// Whether a file holds exactly one well-formed JSON document. Streams the
-// file through a SAX parser that builds nothing, so memory stays bounded.
+// Whether a file holds exactly one well-formed JSON document, plain or
+// gzip-compressed. Streams the file through a SAX parser that builds
+// nothing, so memory stays bounded.
 #pragma once
 
 #include <string>

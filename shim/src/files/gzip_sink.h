@@ -1,5 +1,5 @@
-// A ByteSink that gzips into another ByteSink (the output file), for
-// `link --gzip`. Level 1: ET+ files are large and repetitive, so the fastest
+// A ByteSink that gzips into another ByteSink (the output file): the device
+// trace with CHAKRA_GZIP=1, and `link --gzip`. Level 1: ET+ files are large and repetitive, so the fastest
 // level already shrinks them about tenfold and keeps the write from
 // dominating the run.
 #pragma once
@@ -11,11 +11,11 @@
 
 #include "files/byte_sink.h"
 
-namespace chakrashim::tools::link {
+namespace chakrashim::files {
 
-class GzipSink final : public files::ByteSink {
+class GzipSink final : public ByteSink {
  public:
-  explicit GzipSink(files::ByteSink& out);
+  explicit GzipSink(ByteSink& out);
   ~GzipSink() override;
   GzipSink(const GzipSink&) = delete;
   GzipSink& operator=(const GzipSink&) = delete;
@@ -28,10 +28,10 @@ class GzipSink final : public files::ByteSink {
  private:
   bool pump(int flush);
 
-  files::ByteSink& out_;
+  ByteSink& out_;
   z_stream z_{};
   std::string buffer_;
   bool ok_ = false;
 };
 
-}  // namespace chakrashim::tools::link
+}  // namespace chakrashim::files

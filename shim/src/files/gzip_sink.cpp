@@ -1,13 +1,13 @@
-#include "link/gzip_sink.h"
+#include "files/gzip_sink.h"
 
-namespace chakrashim::tools::link {
+namespace chakrashim::files {
 
 namespace {
 constexpr std::size_t kOutChunk = 1 << 18;
 constexpr int kGzipWindowBits = 15 + 16;  // +16: a gzip header and trailer, not zlib's
 }  // namespace
 
-GzipSink::GzipSink(files::ByteSink& out) : out_(out), buffer_(kOutChunk, '\0') {
+GzipSink::GzipSink(ByteSink& out) : out_(out), buffer_(kOutChunk, '\0') {
   ok_ = deflateInit2(&z_, 1, Z_DEFLATED, kGzipWindowBits, 8, Z_DEFAULT_STRATEGY) == Z_OK;
 }
 
@@ -40,4 +40,4 @@ bool GzipSink::finish() {
   return pump(Z_FINISH);
 }
 
-}  // namespace chakrashim::tools::link
+}  // namespace chakrashim::files
