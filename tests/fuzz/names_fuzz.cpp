@@ -14,7 +14,8 @@ using namespace chakrashim::tools;
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(chakrashim::fuzz::as_text(data, size));
   if (const auto f = parse_folder_name(text)) CHAKRA_FUZZ_REQUIRE(!text.empty());
-  if (rank_from_file_name(text)) CHAKRA_FUZZ_REQUIRE(text.find("rank-") != std::string::npos);
+  // rank-R.json, or a loose file's .R.json / _R.json / -R.json.
+  if (rank_from_file_name(text)) CHAKRA_FUZZ_REQUIRE(text.find(".json") != std::string::npos);
   (void)is_partial_name(text);
   if (const auto ns = micros_text_to_ns(text)) CHAKRA_FUZZ_REQUIRE(!text.empty());
   if (const auto step = check::profiler_step_number(text)) {

@@ -68,6 +68,20 @@ TEST(TraceReader, KeepsTheHeaderKeysAndOurMetadataOnly) {
   EXPECT_EQ((*r.summary.chakrashim)["ranks"]["world_size"], 4);
 }
 
+TEST(TraceReader, AnIntegerTimePastInt64NanosecondsIsUnreadableNotOverflowed) {
+  // Found by tests/fuzz/trace_reader_fuzz.cpp: ts * 1000 overflowed int64.
+  const auto r = read(R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1111189073625086408, "dur": -9223372036854775807},
+    {"ph": "X", "cat": "cpu_op", "name": "b", "ts": 9223372036854775, "dur": 2}
+  ]})");
+  ASSERT_TRUE(r.summary.parse.ok);
+  ASSERT_EQ(r.events.size(), 2u);
+  EXPECT_FALSE(r.events[0].ts_ns.has_value());
+  EXPECT_FALSE(r.events[0].dur_ns.has_value());
+  EXPECT_EQ(r.events[1].ts_ns, 9223372036854775000);
+  EXPECT_EQ(r.events[1].dur_ns, 2000);
+}
+
 TEST(TraceReader, TellsACutOffFileFromASyntaxError) {
   const auto cut = read(R"({"traceEvents": [{"ph": "X", "name": "a"}, {"ph": "X")");
   EXPECT_FALSE(cut.summary.parse.ok);

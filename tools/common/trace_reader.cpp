@@ -127,7 +127,10 @@ bool DeviceSax::string(string_t& v) {
 
 void DeviceSax::set_time(std::optional<std::int64_t>& out, std::optional<std::int64_t> integer,
                          std::optional<std::string_view> text) {
-  if (integer) out = *integer * 1000;
+  std::int64_t ns = 0;
+  // Past int64 nanoseconds (292 years) a time is unreadable, as in the text
+  // path; multiplying blindly was signed overflow (found by trace_reader_fuzz).
+  if (integer) out = __builtin_mul_overflow(*integer, 1000, &ns) ? std::nullopt : std::optional(ns);
   else if (text) out = micros_text_to_ns(*text);
 }
 

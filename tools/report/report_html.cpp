@@ -84,7 +84,9 @@ std::string host_breakdown_chart(const std::vector<const RankStats*>& ranks, boo
       outside += s.outside_ops_ns;
     }
     for (const auto& [name, unused] : order) {
-      const auto it = std::find_if(r->ops.begin(), r->ops.end(), [&](const NamedOp& o) { return o.name == name; });
+      // clang before 16 (the fuzz build's clang-14) cannot capture a structured binding.
+      const auto it = std::find_if(r->ops.begin(), r->ops.end(),
+                                   [&name = name](const NamedOp& o) { return o.name == name; });
       const std::int64_t ns = it == r->ops.end() ? 0 : it->totals.in_steps_self_ns;
       top += ns;
       v.push_back(to_ms(ns));

@@ -99,7 +99,8 @@ void warn_unknown(const EnvSnapshot& env, std::vector<std::string>& warnings) {
   for (const auto& [name, value] : env.all()) {
     if (name.rfind("CHAKRA_", 0) != 0) continue;
     const auto known = std::find_if(kConfigVars.begin(), kConfigVars.end(),
-                                    [&](const VarSpec& v) { return v.name == name; });
+                                    // clang before 16 cannot capture a structured binding.
+                                    [&name = name](const VarSpec& v) { return v.name == name; });
     if (known != kConfigVars.end()) continue;
     std::string line = "unknown variable " + name + " is ignored";
     const VarSpec* best = nullptr;
