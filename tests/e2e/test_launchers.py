@@ -36,11 +36,11 @@ def torchrun(*args, elastic=False):
 
 
 class LauncherCase(CaptureCase):
-    def launch(self, cmd, timeout=300, **env):
+    def launch(self, cmd, timeout=300, retries=3, **env):
         # Gloo's connection setup on loopback sometimes fails on a loaded
         # 2-core machine, with or without chakrashim ("connectFullMesh
         # failed"): that run of torch's is retried, from a clean folder.
-        for attempt in range(3):
+        for attempt in range(retries):
             e = clean_env(MASTER_ADDR="127.0.0.1", MASTER_PORT=free_port(), OMP_NUM_THREADS=1,
                           PATH=os.environ["PATH"], **env)
             r = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=timeout)
@@ -101,8 +101,9 @@ class Torchrun(LauncherCase):
             os.makedirs(base)
             cmd = self.chakra_run("--start", "3", "--end", "4")
             try:
+                # One run per try: a retry must start from a fresh marker.
                 r = self.launch(cmd + torchrun("--max-restarts", "1", TRAIN, "6", "--fail-once",
-                                               marker, elastic=True), timeout=150)
+                                               marker, elastic=True), timeout=150, retries=1)
             except subprocess.TimeoutExpired:
                 continue
             if r.returncode != 0 and "Gloo connectFullMesh failed" in r.stderr:
