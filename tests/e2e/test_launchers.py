@@ -91,31 +91,32 @@ class Torchrun(LauncherCase):
         self.assert_check_passes()
 
     def test_a_torchelastic_restart_lands_in_new_sibling_folders(self):
-        # Gloo's reconnection after a restart is itself flaky on a loaded
-        # machine, with or without chakrashim (seen: connectFullMesh refused,
-        # or a hang). Such an attempt of torch's is retried, up to three.
-        for attempt in range(3):
-            base = os.path.join(os.path.dirname(self.trace_dir), f"try{attempt}")
-            self.trace_dir = os.path.join(base, "traces")
-            marker = os.path.join(base, "failed-once")
-            os.makedirs(base)
-            cmd = self.chakra_run("--start", "3", "--end", "4")
-            try:
-                # One run per try: a retry must start from a fresh marker.
-                r = self.launch(cmd + torchrun("--max-restarts", "1", TRAIN, "6", "--fail-once",
-                                               marker, elastic=True), timeout=150, retries=1)
-            except subprocess.TimeoutExpired:
-                continue
-            if r.returncode != 0 and "Gloo connectFullMesh failed" in r.stderr:
-                continue
-            break
+        # Without a process group: what is tested is the agent's restart and
+        # TORCHELASTIC_RESTART_COUNT, and gloo's reconnection after a restart
+        # is flaky on a loaded 2-core machine with or without chakrashim.
+        marker = os.path.join(os.path.dirname(self.trace_dir), "failed-once")
+        cmd = self.chakra_run("--start", "3", "--end", "4")
+        r = self.launch(cmd + torchrun("--max-restarts", "1", TRAIN, "6", "--fail-once", marker,
+                                       "--no-process-group"), retries=1)
         self.assertTrue(os.path.exists(marker), "the first attempt did fail")
-        # The failed attempt never reached step 3: it wrote nothing; the
-        # restarted one (TORCHELASTIC_RESTART_COUNT=1) writes into .1.
+        # Rank 0 failed before the window; rank 1 of that attempt may have
+        # captured (it trains alone) before the agent stopped it: its files,
+        # if any, stay in the index-0 folders. The restarted attempt
+        # (TORCHELASTIC_RESTART_COUNT=1) writes its complete set into .1.
         self.assertEqual(r.returncode, 0, r.stderr[-3000:])
-        self.assertEqual(all_files(self.trace_dir),
-                         sorted(f"0_{k}.1/rank-{n}.json" for k in ("chakra", "kineto") for n in (0, 1)))
-        self.assert_check_passes()
+        files = all_files(self.trace_dir)
+        restarted = sorted(f"0_{k}.1/rank-{n}.json" for k in ("chakra", "kineto") for n in (0, 1))
+        self.assertEqual([f for f in files if ".1/" in f], restarted)
+        failed = [f for f in files if ".1/" not in f]
+        self.assertTrue(all(f.split("/")[0] in ("0_chakra", "0_kineto") and "rank-0" not in f
+                            for f in failed), failed)
+        for rank in (0, 1):
+            cap = Capture(self.trace_dir, index=1, rank=rank)
+            self.assertEqual(cap.device_steps(), [3, 4])
+            self.assertEqual(cap.et_steps(), [3, 4])
+        from harness import run_check
+        checked = run_check([os.path.join(self.trace_dir, "0_chakra.1")])
+        self.assertEqual(checked.returncode, 0, checked.stdout + checked.stderr)
 
 
 @unittest.skipUnless(shutil.which("mpirun"), "Open MPI's mpirun is not installed")

@@ -2,11 +2,13 @@
 launcher: torchrun sets RANK/WORLD_SIZE; under mpirun or srun the script
 takes its rank from the launcher's environment, the usual way.
 
-  python train_ddp.py [STEPS] [--fail-once MARKER] [--report-bridge]
+  python train_ddp.py [STEPS] [--fail-once MARKER] [--report-bridge] [--no-process-group]
 
 --fail-once MARKER: rank 0 raises after step 1 unless the file MARKER
 exists (and creates it), so a torchelastic restart succeeds the second time.
 --report-bridge: print whether chakrashim's torch bridge is loaded here.
+--no-process-group: each rank trains alone, without gloo (for tests about the
+launcher, where gloo's own reconnection after a restart would add flakiness).
 """
 import os
 import sys
@@ -29,13 +31,16 @@ def main():
     steps = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 6
     fail_marker = sys.argv[sys.argv.index("--fail-once") + 1] if "--fail-once" in sys.argv else None
     rank, world = launcher_rank()
-    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    os.environ.setdefault("MASTER_PORT", "29511")
-    dist.init_process_group("gloo", rank=rank, world_size=world)
+    distributed = "--no-process-group" not in sys.argv
+    if distributed:
+        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+        os.environ.setdefault("MASTER_PORT", "29511")
+        dist.init_process_group("gloo", rank=rank, world_size=world)
     torch.manual_seed(0)
     torch.set_num_threads(1)
-    model = torch.nn.parallel.DistributedDataParallel(
-        torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8)))
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8))
+    if distributed:
+        model = torch.nn.parallel.DistributedDataParallel(model)
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     gen = torch.Generator().manual_seed(1000 + rank)
     x, y = torch.randn(16, 32, generator=gen), torch.randn(16, 8, generator=gen)
@@ -52,8 +57,9 @@ def main():
         with open("/proc/self/maps") as f:
             loaded = any("libchakrashim_torch.so" in line for line in f)
         print(f"rank {rank} bridge {loaded}", flush=True)
-    dist.barrier()
-    dist.destroy_process_group()
+    if distributed:
+        dist.barrier()
+        dist.destroy_process_group()
 
 
 if __name__ == "__main__":
