@@ -30,6 +30,12 @@ class Children(CaptureCase):
         r = self.run_mode("subprocess")
         self.assertIn("child said 12.0 rc 0", r.stdout)
 
+    def test_a_forked_child_dies_of_sigterm_as_it_would_without_us(self):
+        # Our window handlers must not be inherited: the child has no watcher
+        # thread, and a recorded-but-ignored SIGTERM made Pool.terminate hang.
+        r = self.run_mode("fork_sigterm")
+        self.assertIn("child ended by SIGTERM", r.stdout)
+
     def test_fork_pool_workers_running_ops(self):
         r = self.run_mode("fork_pool")
         self.assertIn("pool results [9.0, 12.0, 16.0]", r.stdout)

@@ -71,7 +71,10 @@ class Capture {
   void on_cut_requested();
 
   // A forked child: every callback turns itself off (async-signal-safe).
-  void mark_forked_child() { dead_.store(true, std::memory_order_relaxed); }
+  void mark_forked_child() {
+    dead_.store(true, std::memory_order_relaxed);
+    signals_.reset_in_forked_child();
+  }
   bool dead() const { return dead_.load(std::memory_order_relaxed); }
   int et_fd() const { return et_fd_.load(std::memory_order_relaxed); }
 

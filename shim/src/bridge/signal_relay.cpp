@@ -68,6 +68,19 @@ void SignalRelay::restore_dispositions() {
   }
 }
 
+void SignalRelay::reset_in_forked_child() {
+  pending_.store(0);
+  for (Slot& slot : slots_) {
+    if (!slot.installed) continue;
+    slot.installed = false;
+    struct sigaction current {};
+    if (::sigaction(slot.sig, nullptr, &current) == 0 && (current.sa_flags & SA_SIGINFO) &&
+        current.sa_sigaction == &SignalRelay::handler) {
+      ::sigaction(slot.sig, &slot.previous, nullptr);
+    }
+  }
+}
+
 void SignalRelay::stop() {
   restore_dispositions();
   stopping_.store(true);

@@ -38,6 +38,11 @@ class SignalRelay {
   static int pending() { return pending_.load(std::memory_order_relaxed); }
   // Called by the stepping thread at an op boundary when pending() != 0.
   void poll_on_stepping_thread();
+  // In a forked child (pthread_atfork child handler; async-signal-safe):
+  // puts back the job's dispositions. The child has no watcher thread, so
+  // with our handler a SIGTERM would be recorded and never acted on: the
+  // child could not be terminated (multiprocessing's Pool.terminate hung).
+  void reset_in_forked_child();
 
  private:
   static void handler(int sig, siginfo_t* info, void* context);

@@ -1,11 +1,13 @@
 """Starts children in the middle of the capture window.
 
-  python children.py spawn_loader|subprocess|fork_pool
+  python children.py spawn_loader|subprocess|fork_pool|fork_sigterm
 
 At step 3 (inside a window of steps 2-5): spawn_loader iterates a DataLoader
 with two spawned workers; subprocess runs a Python child that imports torch
 and runs ops; fork_pool maps over a fork-based multiprocessing pool whose
-workers run ops. Prints the children's results so the test can see they ran.
+workers run ops; fork_sigterm forks a child that sleeps and terminates it
+with SIGTERM, as multiprocessing's Pool.terminate does. Prints the
+children's results so the test can see they ran.
 """
 import multiprocessing
 import subprocess
@@ -41,6 +43,26 @@ def main():
                                    capture_output=True, text=True)
                 print("child said", r.stdout.strip(), "rc", r.returncode, flush=True)
                 sys.stderr.write(r.stderr)
+            elif mode == "fork_sigterm":
+                import os, signal, time
+                pid = os.fork()
+                if pid == 0:
+                    time.sleep(30)
+                    os._exit(0)
+                time.sleep(0.2)
+                os.kill(pid, signal.SIGTERM)
+                t0 = time.monotonic()
+                while time.monotonic() - t0 < 10:
+                    done, status = os.waitpid(pid, os.WNOHANG)
+                    if done:
+                        break
+                    time.sleep(0.05)
+                else:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                    status = -1
+                print("child ended by", "SIGTERM" if os.WIFSIGNALED(status) and
+                      os.WTERMSIG(status) == signal.SIGTERM else f"status {status}", flush=True)
             elif mode == "fork_pool":
                 with multiprocessing.get_context("fork").Pool(2) as pool:
                     print("pool results", pool.map(work, [3, 4, 5]), flush=True)
