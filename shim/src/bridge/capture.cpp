@@ -269,9 +269,7 @@ void Capture::at_exit() {
     return;
   }
   if (armed_) {
-    const window::Cut cut = window_->cut();
-    const bool nothing_done = markers_seen_.load() == 0;
-    if (nothing_done && steps_.empty()) {
+    if (markers_seen_.load() == 0 && steps_.empty()) {
       // START=0 in a process that never completed a step (a launcher, a
       // worker): leave nothing behind (DESIGN.md section 3).
       armed_ = false;
@@ -280,9 +278,12 @@ void Capture::at_exit() {
       discard_outputs(*layout_, host_on_, device_on_);
       return;
     }
-    (void)cut;
     disarm("exit", close_partial_step());
   }
+  wait_for_writer();
+}
+
+void Capture::wait_for_writer() {
   if (!writer_.wait(config_.exit_timeout_s)) {
     log_error("the trace writer did not finish within CHAKRA_EXIT_TIMEOUT=" +
               std::to_string(config_.exit_timeout_s) + " s; its files stay .partial");
@@ -326,10 +327,7 @@ void Capture::finalize_for_signal(int sig) {
     disarm("signal:" + signal_name(sig), close_partial_step(), /*from_signal=*/true);
   }
   // A terminating signal ends the process next: the files must be done.
-  if ((sig == SIGTERM || sig == SIGINT) && !writer_.wait(config_.exit_timeout_s)) {
-    log_error("the trace writer did not finish within CHAKRA_EXIT_TIMEOUT=" +
-              std::to_string(config_.exit_timeout_s) + " s; its files stay .partial");
-  }
+  if (sig == SIGTERM || sig == SIGINT) wait_for_writer();
 }
 
 void Capture::warn_if_never_armed() {

@@ -97,6 +97,8 @@ class Capture {
   // once a group exists. Runs when a boundary asked for it.
   void refresh_distributed_if_wanted();
   void warn_if_never_armed();
+  // Waits for the background writer within CHAKRA_EXIT_TIMEOUT; one line if not.
+  void wait_for_writer();
 
   std::mutex mutex_;
   chakrashim_capture_config config_{};
