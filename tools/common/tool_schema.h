@@ -1,23 +1,24 @@
-// Names that tools/ reads and that shim/include/chakrashim/trace_schema.h
-// does not spell yet (the writers there do not emit GPU events or read ETs).
-// Everything trace_schema.h has is used from there.
+// Names that tools/ reads beyond shim/include/chakrashim/trace_schema.h
+// (the ET's, which torch writes); the device trace's come from there.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <string_view>
 
+#include "chakrashim/trace_schema.h"
+
 namespace chakrashim::tools::names {
 
 // Device-trace event args and categories (TRACE_FORMAT.md "Events").
-inline constexpr std::string_view kCorrelation = "correlation";
-inline constexpr std::string_view kStream = "stream";
+inline constexpr std::string_view kCorrelation = chakrashim::schema::kCorrelation;
+inline constexpr std::string_view kStream = chakrashim::schema::kStream;
 inline constexpr std::string_view kProcessGroupName = "Process Group Name";
-inline constexpr std::string_view kCatCudaRuntime = "cuda_runtime";
-inline constexpr std::string_view kCatCudaDriver = "cuda_driver";
-inline constexpr std::string_view kCatKernel = "kernel";
-inline constexpr std::string_view kCatGpuMemcpy = "gpu_memcpy";
-inline constexpr std::string_view kCatGpuMemset = "gpu_memset";
+inline constexpr std::string_view kCatCudaRuntime = chakrashim::schema::kCatCudaRuntime;
+inline constexpr std::string_view kCatCudaDriver = chakrashim::schema::kCatCudaDriver;
+inline constexpr std::string_view kCatKernel = chakrashim::schema::kCatKernel;
+inline constexpr std::string_view kCatGpuMemcpy = chakrashim::schema::kCatGpuMemcpy;
+inline constexpr std::string_view kCatGpuMemset = chakrashim::schema::kCatGpuMemset;
 
 // The only CUDA calls chakra_trace_link counts as launches.
 inline constexpr std::array<std::string_view, 9> kChakraLaunchNames = {

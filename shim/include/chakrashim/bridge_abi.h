@@ -48,6 +48,9 @@ typedef struct chakrashim_capture_config {
   uint64_t exit_timeout_s;
   int flush_signal;
   const char* cupti_lib;
+  uint64_t cupti_buffers; /* bytes for CUPTI's activity buffers */
+  int cupti_sync;         /* CHAKRA_CUPTI_EXTRA: SYNCHRONIZATION records */
+  int cupti_overhead;     /* CHAKRA_CUPTI_EXTRA: OVERHEAD records */
 } chakrashim_capture_config;
 
 /* What the core offers the bridge. */

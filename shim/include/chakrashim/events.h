@@ -40,4 +40,64 @@ struct StepSpan {
   std::uint64_t external_id = 0;
 };
 
+// --- GPU side (the CUPTI collector) --------------------------------------
+// Compact, CUPTI-free forms of CUPTI's activity records: the collector
+// decodes into these, the device-trace writer reads them. Times are ns on
+// the host wall clock, after the collector's clock calibration.
+enum class DeviceEventKind : std::uint8_t {
+  runtime,   // a CUDA runtime call (cudaLaunchKernel, ...)
+  driver,    // a CUDA driver call (cuLaunchKernel, ...)
+  kernel,
+  memcpy,
+  memset,
+  sync,      // cudaStreamSynchronize & co. (opt-in SYNCHRONIZATION)
+  overhead,  // CUPTI's own overhead (opt-in OVERHEAD)
+};
+
+struct DeviceEvent {
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::uint64_t external_id = 0;  // the innermost enclosing op's; 0: none
+  // kernel: when it was queued (ns, 0: unknown); memcpy/memset: bytes.
+  std::uint64_t extra = 0;
+  std::int64_t tid = 0;  // runtime/driver: the OS thread id, once resolved
+  std::uint32_t correlation = 0;  // CUPTI's; links a launch to its GPU op
+  std::uint32_t name = 0;         // index into DeviceCapture::names
+  // GPU ops: device / context / stream.
+  // runtime/driver: process id / cbid / CUPTI's thread id (the low 32 bits
+  // of pthread_self()), which the join resolves to an OS tid in `tid`.
+  std::uint32_t device = 0;
+  std::uint32_t context = 0;
+  std::uint32_t stream = 0;
+  std::int32_t grid[3] = {0, 0, 0};
+  std::int32_t block[3] = {0, 0, 0};
+  std::int32_t shared_memory = 0;  // static + dynamic, bytes
+  std::uint16_t registers = 0;
+  DeviceEventKind kind = DeviceEventKind::kernel;
+  // memcpy: CUpti_ActivityMemcpyKind, then the source and destination
+  // CUpti_ActivityMemoryKind; memset: the memory kind in [1].
+  std::uint8_t copy[3] = {0, 0, 0};
+  bool flow = false;  // launch <-> GPU op both present: draw an ac2g flow
+};
+
+// One window's GPU collection. The collector fills it on its decode thread;
+// join_device_capture() (collector/event_join.h) finishes it on the writer
+// thread; the Kineto writer reads it.
+struct DeviceCapture {
+  std::vector<DeviceEvent> events;
+  // Every event's display name: kernels demangled by the join, launches
+  // without CUPTI's _vNNNN suffix, "Memcpy HtoD (Pinned -> Device)", ...
+  std::vector<std::string> names;
+  // EXTERNAL_CORRELATION records of our kind: CUPTI correlation -> op.
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> correlations;
+  // CUPTI thread id (low 32 bits of pthread_self()) -> OS thread id.
+  std::vector<std::pair<std::uint32_t, std::int64_t>> threads;
+  std::vector<std::string> device_properties_json;
+  std::string cupti = "absent";  // ok, absent, refused, disabled, profiler_active
+  std::string clock = "realtime";  // or calibrated
+  std::uint64_t dropped_records = 0;  // CUPTI's count, plus records over the cap
+  std::uint64_t invalid_records = 0;  // zero or inverted timestamps
+  std::optional<std::int64_t> truncated_at_ns;  // the event cap was hit here
+};
+
 }  // namespace chakrashim

@@ -44,6 +44,29 @@ inline constexpr std::string_view kExternalId = "External id";
 inline constexpr std::string_view kRecordFunctionId = "Record function id";
 inline constexpr std::string_view kSequenceNumber = "Sequence number";
 inline constexpr std::string_view kFwdThreadId = "Fwd thread id";
+// GPU side (Kineto's names).
+inline constexpr std::string_view kCatCudaRuntime = "cuda_runtime";
+inline constexpr std::string_view kCatCudaDriver = "cuda_driver";
+inline constexpr std::string_view kCatKernel = "kernel";
+inline constexpr std::string_view kCatGpuMemcpy = "gpu_memcpy";
+inline constexpr std::string_view kCatGpuMemset = "gpu_memset";
+inline constexpr std::string_view kCatCudaSync = "cuda_sync";
+inline constexpr std::string_view kCatOverhead = "overhead";
+inline constexpr std::string_view kCatAc2g = "ac2g";
+inline constexpr std::string_view kId = "id";
+inline constexpr std::string_view kBp = "bp";
+inline constexpr std::string_view kCbid = "cbid";
+inline constexpr std::string_view kCorrelation = "correlation";
+inline constexpr std::string_view kQueued = "queued";
+inline constexpr std::string_view kDevice = "device";
+inline constexpr std::string_view kContext = "context";
+inline constexpr std::string_view kStream = "stream";
+inline constexpr std::string_view kRegistersPerThread = "registers per thread";
+inline constexpr std::string_view kSharedMemory = "shared memory";
+inline constexpr std::string_view kGrid = "grid";
+inline constexpr std::string_view kBlock = "block";
+inline constexpr std::string_view kBytes = "bytes";
+inline constexpr std::string_view kMemoryBandwidth = "memory bandwidth (GB/s)";
 
 // Our metadata object. It must never hold a key named "rank".
 inline constexpr std::string_view kMetaVersion = "version";
@@ -63,6 +86,7 @@ inline constexpr std::string_view kMetaHostTrace = "host_trace";
 inline constexpr std::string_view kMetaDeviceTrace = "device_trace";
 inline constexpr std::string_view kMetaCupti = "cupti";
 inline constexpr std::string_view kMetaDroppedRecords = "dropped_records";
+inline constexpr std::string_view kMetaInvalidRecords = "invalid_records";
 inline constexpr std::string_view kMetaClock = "clock";
 inline constexpr std::string_view kMetaTruncatedAt = "truncated_at";
 

@@ -6,6 +6,7 @@
 #include <torch/csrc/profiler/util.h>
 
 #include "bridge/capture.h"
+#include "chakrashim/collector.h"
 
 namespace chakrashim::bridge {
 
@@ -42,7 +43,9 @@ void step_end(const at::RecordFunction& fn, at::ObserverContext*) {
 struct SpanContext final : at::ObserverContext {
   std::int64_t start_ns = 0;
   std::uint64_t tid = 0;  // where it started: an async record may end elsewhere
+  std::uint64_t external_id = 0;
   bool keep = false;
+  bool pushed = false;  // our external id is on CUPTI's stack for this op
 };
 
 std::unique_ptr<at::ObserverContext> span_start(const at::RecordFunction& fn) {
@@ -56,6 +59,17 @@ std::unique_ptr<at::ObserverContext> span_start(const at::RecordFunction& fn) {
   auto ctx = std::make_unique<SpanContext>();
   ctx->keep = capture.keeping();
   ctx->tid = os_tid();
+  if (ctx->keep) {
+    ctx->external_id = capture.next_external_id();
+    // GPU work launched inside this op carries its External id. Not for
+    // async records: they end on another thread, and CUPTI's stack is per
+    // thread (DESIGN.md section 4.5).
+    auto& collector = collector::Collector::instance();
+    if (!fn.isAsync() && collector.active()) {
+      collector.note_thread(static_cast<std::int64_t>(ctx->tid));
+      ctx->pushed = collector.push(ctx->external_id);
+    }
+  }
   ctx->start_ns = now_ns();
   return ctx;
 }
@@ -65,6 +79,7 @@ void span_end(const at::RecordFunction& fn, at::ObserverContext* ctx_ptr) {
   if (capture.dead()) return;
   const std::int64_t end = now_ns();
   const auto* ctx = static_cast<const SpanContext*>(ctx_ptr);
+  if (ctx && ctx->pushed) collector::Collector::instance().pop();
   if (ctx && ctx->keep) {
     HostSpan span;
     span.category = fn.scope() == at::RecordScope::USER_SCOPE ? HostCategory::user_annotation
@@ -73,7 +88,7 @@ void span_end(const at::RecordFunction& fn, at::ObserverContext* ctx_ptr) {
     span.tid = static_cast<std::int64_t>(ctx->tid);
     span.start_ns = ctx->start_ns;
     span.end_ns = end;
-    span.external_id = capture.next_external_id();
+    span.external_id = ctx->external_id;
     span.rf_id = fn.handle();
     if (fn.seqNr() >= 0) span.sequence_nr = fn.seqNr();
     if (fn.forwardThreadId() != 0) span.fwd_thread_id = fn.forwardThreadId();

@@ -13,6 +13,10 @@
 #include "bridge/callbacks.h"
 #include "bridge/fork_guard.h"
 #include "bridge/python_query.h"
+#include "chakrashim/collector.h"
+
+#include <torch/csrc/autograd/profiler_kineto.h>
+#include <torch/csrc/profiler/orchestration/observer.h>
 
 #include <nlohmann/json.hpp>
 
@@ -182,6 +186,7 @@ void Capture::arm() {
     host_state_ = "failed: " + error;
   }
   et_fd_.store(et_.output_fd());
+  if (device_on_) start_device_collection();
   install_fork_guard();
   // After add: our exit hook must run before torch destroys its observer.
   std::atexit(&exit_hook);
@@ -210,6 +215,7 @@ void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> par
   op_span_handle_ = at::INVALID_CALLBACK_HANDLE;
   pending_.reset();
   pending_handle_.store(0, std::memory_order_release);
+  DeviceCapture device = stop_device_collection();
 
   const window::Cut cut = window_->cut();
   WindowOutput out;
@@ -219,6 +225,7 @@ void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> par
   out.overwrite = config_.overwrite != 0;
   out.gzip = config_.gzip != 0;
   out.spans = spans_.take_all();
+  out.device_capture = std::move(device);
   out.steps = std::move(steps_);
   steps_.clear();
   out.exe_name = config_.exe_name ? config_.exe_name : "";
@@ -255,7 +262,7 @@ void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> par
   if (config_.ranks_filter) t.ranks_filter = config_.ranks_filter;
   t.world_size = out.header.distributed.world_size;
   t.host_trace = host_on_ ? "on" : (config_.host_trace ? host_state_ : "off");
-  t.cupti = device_on_ ? "absent" : "disabled";
+  t.cupti = device_on_ ? cupti_state_ : "disabled";
   if (const std::int64_t cut = cut_at_ns_.load()) t.truncated_at_ns = cut;
   writer_.start(std::move(out));
 }
@@ -275,6 +282,7 @@ void Capture::at_exit() {
       armed_ = false;
       et_.remove();
       at::removeCallback(op_span_handle_);
+      stop_device_collection();
       discard_outputs(*layout_, host_on_, device_on_);
       return;
     }
@@ -328,6 +336,42 @@ void Capture::finalize_for_signal(int sig) {
   }
   // A terminating signal ends the process next: the files must be done.
   if (sig == SIGTERM || sig == SIGINT) wait_for_writer();
+}
+
+void Capture::start_device_collection() {
+  collector::CollectorConfig cc;
+  if (config_.cupti_lib) cc.cupti_lib = config_.cupti_lib;
+  if (const char* home = std::getenv("CUDA_HOME")) cc.cuda_home = home;
+  else if (const char* path = std::getenv("CUDA_PATH")) cc.cuda_home = path;
+  cc.buffer_bytes = config_.cupti_buffers;
+  cc.event_bytes = config_.max_memory;
+  cc.sync_records = config_.cupti_sync != 0;
+  cc.overhead_records = config_.cupti_overhead != 0;
+  if (!collector::Collector::cuda_present(cc)) {
+    cupti_state_ = "absent";  // said once, in the summary line
+    return;
+  }
+  // The job's own torch.profiler owns CUPTI: two users of the Activity API
+  // would steal each other's buffers.
+  if (torch::autograd::profiler::isProfilerEnabledInMainThread() ||
+      torch::profiler::impl::profilerEnabled()) {
+    cupti_state_ = "profiler_active";
+    log_info("torch.profiler is running in this process: chakrashim leaves CUPTI to it, and the "
+             "device trace holds host ops only");
+    return;
+  }
+  const auto outcome = collector::Collector::instance().start(cc);
+  cupti_state_ = outcome.status;
+  cupti_started_ = outcome.status == "ok";
+  if (!outcome.message.empty()) log_info(outcome.message);
+}
+
+DeviceCapture Capture::stop_device_collection() {
+  if (!cupti_started_) return DeviceCapture{};
+  cupti_started_ = false;
+  DeviceCapture capture = collector::Collector::instance().stop();
+  capture.cupti = cupti_state_;
+  return capture;
 }
 
 void Capture::warn_if_never_armed() {

@@ -97,6 +97,11 @@ class Capture {
   // once a group exists. Runs when a boundary asked for it.
   void refresh_distributed_if_wanted();
   void warn_if_never_armed();
+  // At arm: CUPTI activity collection, unless there is no CUDA, the job's
+  // own torch.profiler runs, or CUPTI refuses (then the trace is host-only).
+  void start_device_collection();
+  // At disarm: the window's GPU records (empty unless collection started).
+  DeviceCapture stop_device_collection();
   // Waits for the background writer within CHAKRA_EXIT_TIMEOUT; one line if not.
   void wait_for_writer();
 
@@ -121,6 +126,8 @@ class Capture {
   bool host_on_ = false;
   bool device_on_ = false;
   std::string host_state_ = "on";
+  bool cupti_started_ = false;
+  std::string cupti_state_ = "absent";  // the metadata's device_trace.cupti
   at::CallbackHandle op_span_handle_ = at::INVALID_CALLBACK_HANDLE;
   std::vector<StepSpan> steps_;
   std::int64_t step_start_ns_ = 0;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "bridge/bridge_log.h"
+#include "chakrashim/collector.h"
 #include "files/gzip_sink.h"
 #include "files/publish.h"
 #include "writers/json_validate.h"
@@ -21,6 +22,21 @@ std::string step_list(const std::vector<std::uint64_t>& steps) {
   std::ostringstream out;
   for (std::size_t i = 0; i < steps.size(); ++i) out << (i ? "," : "") << steps[i];
   return out.str();
+}
+
+// The collector's records, cut to the captured steps and joined to the ops
+// (collector.h), and what the metadata says of them.
+void finish_device_capture(WindowOutput& o) {
+  auto& dev = o.device_capture;
+  std::vector<std::pair<std::int64_t, std::int64_t>> ranges;
+  for (const auto& s : o.steps) ranges.emplace_back(s.start_ns, s.end_ns);
+  collector::join_device_capture(dev, ranges);
+  if (!dev.device_properties_json.empty()) o.header.device_properties_json = dev.device_properties_json;
+  o.trailer.dropped_records = dev.dropped_records;
+  o.trailer.invalid_records = dev.invalid_records;
+  o.trailer.clock = dev.clock;
+  if (dev.truncated_at_ns && (!o.trailer.truncated_at_ns || *dev.truncated_at_ns < *o.trailer.truncated_at_ns))
+    o.trailer.truncated_at_ns = dev.truncated_at_ns;
 }
 
 void write_device_trace(WindowOutput& o, std::string& summary, std::vector<std::string>& failures) {
@@ -44,7 +60,21 @@ void write_device_trace(WindowOutput& o, std::string& summary, std::vector<std::
       for (const auto& chunk : thread.chunks)
         for (const auto& s : chunk) tids.insert(s.tid);
     for (const auto& s : o.steps) tids.insert(s.tid);
+    const auto& dev = o.device_capture;
+    for (const auto& e : dev.events)
+      if (e.kind == DeviceEventKind::runtime || e.kind == DeviceEventKind::driver) tids.insert(e.tid);
     for (auto tid : tids) w.thread_name(o.pid, tid, "thread " + std::to_string(tid));
+    // GPU rows as Kineto draws them: pid = device, tid = stream.
+    std::set<std::pair<std::int64_t, std::int64_t>> streams;
+    for (const auto& e : dev.events)
+      if (e.kind == DeviceEventKind::kernel || e.kind == DeviceEventKind::memcpy ||
+          e.kind == DeviceEventKind::memset)
+        streams.emplace(e.device, e.stream);
+    std::set<std::int64_t> devices;
+    for (const auto& [d, st] : streams) {
+      if (devices.insert(d).second) w.process_name(d, "GPU " + std::to_string(d));
+      w.thread_name(d, st, "stream " + std::to_string(st));
+    }
     for (const auto& step : o.steps) w.step_span(step);
     for (const auto& thread : o.spans) {
       for (const auto& chunk : thread.chunks) {
@@ -54,6 +84,10 @@ void write_device_trace(WindowOutput& o, std::string& summary, std::vector<std::
           w.host_span(span);
         }
       }
+    }
+    for (const auto& e : dev.events) {
+      w.device_event(e, e.name < dev.names.size() ? dev.names[e.name] : "", o.pid);
+      if (e.flow) w.flow(e, o.pid);
     }
     const bool written = w.end(o.trailer);
     return gz ? gz->finish() && written : written;
@@ -135,11 +169,24 @@ void write_window(WindowOutput& o) {
   if (o.device) {
     // The claimed, empty .partial makes way for the real one.
     ::unlink(files::partial_path(o.layout.device_path).c_str());
+    finish_device_capture(o);
     write_device_trace(o, summary, failures);
   }
   const std::size_t n = steps.captured.size();
   std::string line = "captured steps [" + step_list(steps.captured) + "] (" + std::to_string(n) +
                      (n == 1 ? " step, " : " steps, ") + std::to_string(ops) + " ops";
+  if (o.device) {
+    const auto& cupti = o.trailer.cupti;
+    if (cupti == "ok") {
+      line += ", " + std::to_string(o.device_capture.events.size()) + " GPU records";
+      if (o.trailer.dropped_records)
+        line += " (" + std::to_string(o.trailer.dropped_records) + " dropped)";
+    } else if (cupti == "absent") {
+      line += ", host ops only: no CUDA in this process";
+    } else {
+      line += ", host ops only: CUPTI " + cupti;
+    }
+  }
   if (steps.cut_short) line += ", window cut short: " + steps.reason;
   line += ")";
   if (failures.empty()) {

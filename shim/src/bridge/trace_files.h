@@ -28,6 +28,7 @@ struct WindowOutput {
   bool gzip = false;  // the device trace as rank-R.json.gz
   std::vector<ThreadSpans> spans;
   std::vector<StepSpan> steps;
+  DeviceCapture device_capture;  // joined and written by the writer thread
   writers::TraceHeader header;
   writers::TraceTrailer trailer;
   std::string exe_name;

@@ -174,6 +174,15 @@ ParseResult parse_config(const EnvSnapshot& env) {
     return p ? std::optional<std::optional<std::string>>(p) : std::nullopt;
   });
 
+  r.read("CHAKRA_CUPTI_BUFFERS", c.cupti_buffers, [](std::string_view v) {
+    auto n = parse_byte_size(v);
+    return n && *n >= (128u << 10) ? n : std::nullopt;
+  });
+  std::pair<bool, bool> extra{false, false};
+  r.read("CHAKRA_CUPTI_EXTRA", extra, parse_cupti_extra);
+  c.cupti_sync = extra.first;
+  c.cupti_overhead = extra.second;
+
   // Rules across variables, checked only on values that parsed.
   auto errors = r.take_errors();
   const auto has_error = [&](std::string_view name) {

@@ -35,6 +35,9 @@ struct Config {
   std::uint64_t exit_timeout_s = 20;
   int flush_signal = 0;  // 0 = none, else SIGUSR1 or SIGUSR2
   std::optional<std::string> cupti_lib;
+  std::uint64_t cupti_buffers = 64ULL << 20;
+  bool cupti_sync = false;
+  bool cupti_overhead = false;
 };
 
 struct ParseResult {

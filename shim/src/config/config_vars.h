@@ -15,7 +15,7 @@ struct VarSpec {
   std::string_view doc;
 };
 
-inline constexpr std::array<VarSpec, 20> kConfigVars{{
+inline constexpr std::array<VarSpec, 22> kConfigVars{{
     {"CHAKRA_PROFILE", "boolean: 1/0, true/false, on/off, yes/no (any case)", "unset (inert)",
      "turns capture on; unset or false leaves the library inert"},
     {"CHAKRA_START_STEP", "decimal digits (0-based global step)", "2",
@@ -52,6 +52,10 @@ inline constexpr std::array<VarSpec, 20> kConfigVars{{
      "a signal that finishes the window now and lets the job go on"},
     {"CHAKRA_CUPTI_LIB", "a file path", "search",
      "the libcupti to load instead of searching for one"},
+    {"CHAKRA_CUPTI_BUFFERS", "byte size: digits with optional K, M or G, at least 128K", "64M",
+     "host memory for CUPTI's activity buffers; records beyond it are dropped and counted"},
+    {"CHAKRA_CUPTI_EXTRA", "none, or a comma list of sync and overhead", "none",
+     "extra CUPTI activity kinds: cuda_sync events, CUPTI's own overhead"},
 }};
 
 }  // namespace chakrashim::config

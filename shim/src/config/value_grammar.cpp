@@ -1,6 +1,8 @@
 #include "config/value_grammar.h"
 
+#include <cctype>
 #include <limits>
+#include <string>
 
 namespace chakrashim::config {
 
@@ -99,6 +101,26 @@ std::optional<std::string> parse_job_id(std::string_view text) {
     if (!ok) return std::nullopt;
   }
   return std::string(text);
+}
+
+std::optional<std::pair<bool, bool>> parse_cupti_extra(std::string_view text) {
+  auto lower = [](std::string_view v) {
+    std::string out(v);
+    for (auto& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return out;
+  };
+  if (lower(text) == "none") return std::pair<bool, bool>{false, false};
+  std::pair<bool, bool> out{false, false};
+  std::size_t pos = 0;
+  for (;;) {
+    const auto comma = text.find(',', pos);
+    const std::string item = lower(text.substr(pos, comma == std::string_view::npos ? text.npos : comma - pos));
+    bool* flag = item == "sync" ? &out.first : item == "overhead" ? &out.second : nullptr;
+    if (!flag || *flag) return std::nullopt;
+    *flag = true;
+    if (comma == std::string_view::npos) return out;
+    pos = comma + 1;
+  }
 }
 
 }  // namespace chakrashim::config

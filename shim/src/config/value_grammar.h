@@ -27,6 +27,9 @@ std::optional<bool> parse_bool(std::string_view text);
 //   "512" -> 512   "64K" -> 65536   "1G" -> 1073741824   "2g" -> 2147483648
 //   "1.5G" / "1GB" / "G" / "-1" -> nullopt; overflow -> nullopt
 std::optional<std::uint64_t> parse_byte_size(std::string_view text);
+// CHAKRA_CUPTI_EXTRA: "none", or a comma list of "sync" and "overhead"
+// (any case, each at most once) -> {sync, overhead}.
+std::optional<std::pair<bool, bool>> parse_cupti_extra(std::string_view text);
 
 // A set of ranks: comma-separated items, each N or N-M with N <= M.
 //   "0" -> {0}   "0,3" -> {0,3}   "4-7" -> {4,5,6,7}   "0,4-7" -> {0,4..7}

@@ -166,6 +166,9 @@ void Session::fill_capture_config() {
   out.exit_timeout_s = c.exit_timeout_s;
   out.flush_signal = c.flush_signal;
   out.cupti_lib = c.cupti_lib ? c.cupti_lib->c_str() : nullptr;
+  out.cupti_buffers = c.cupti_buffers;
+  out.cupti_sync = c.cupti_sync;
+  out.cupti_overhead = c.cupti_overhead;
 }
 
 }  // namespace chakrashim::preload

@@ -32,6 +32,8 @@ class JsonEmitter {
   JsonEmitter& value(std::int64_t number);
   JsonEmitter& value(std::uint64_t number);
   JsonEmitter& value(int number) { return value(static_cast<std::int64_t>(number)); }
+  JsonEmitter& value(unsigned number) { return value(static_cast<std::uint64_t>(number)); }
+  JsonEmitter& value(std::uint16_t number) { return value(static_cast<std::uint64_t>(number)); }
   JsonEmitter& value(bool flag);
   JsonEmitter& null();
   // A value already in JSON form (a number formatted elsewhere, or a JSON

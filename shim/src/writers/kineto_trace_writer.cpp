@@ -82,6 +82,93 @@ void KinetoTraceWriter::step_span(const StepSpan& step) {
   json_.end_object().newline();
 }
 
+namespace {
+bool is_launch(DeviceEventKind k) { return k == DeviceEventKind::runtime || k == DeviceEventKind::driver; }
+}  // namespace
+
+void KinetoTraceWriter::device_event(const DeviceEvent& e, std::string_view name, std::int64_t pid) {
+  const auto dev = static_cast<std::int64_t>(e.device);
+  const auto stream = static_cast<std::int64_t>(e.stream);
+  switch (e.kind) {
+    case DeviceEventKind::runtime:
+    case DeviceEventKind::driver:
+      // On the calling thread; no "stream" key: HTA tells CPU from GPU by it.
+      span_head(e.kind == DeviceEventKind::runtime ? s::kCatCudaRuntime : s::kCatCudaDriver, name, pid,
+                e.tid, e.start_ns, e.end_ns);
+      json_.key(s::kArgs).begin_object();
+      if (e.external_id) json_.key(s::kExternalId).value(e.external_id);
+      json_.key(s::kCbid).value(e.context);
+      json_.key(s::kCorrelation).value(e.correlation);
+      json_.end_object();
+      break;
+    case DeviceEventKind::kernel:
+      span_head(s::kCatKernel, name, dev, stream, e.start_ns, e.end_ns);
+      json_.key(s::kArgs).begin_object();
+      if (e.external_id) json_.key(s::kExternalId).value(e.external_id);
+      json_.key(s::kQueued).value(e.extra);
+      json_.key(s::kDevice).value(e.device);
+      json_.key(s::kContext).value(e.context);
+      json_.key(s::kStream).value(e.stream);
+      json_.key(s::kCorrelation).value(e.correlation);
+      json_.key(s::kRegistersPerThread).value(e.registers);
+      json_.key(s::kSharedMemory).value(e.shared_memory);
+      json_.key(s::kGrid).begin_array().value(e.grid[0]).value(e.grid[1]).value(e.grid[2]).end_array();
+      json_.key(s::kBlock).begin_array().value(e.block[0]).value(e.block[1]).value(e.block[2]).end_array();
+      json_.end_object();
+      break;
+    case DeviceEventKind::memcpy:
+    case DeviceEventKind::memset: {
+      span_head(e.kind == DeviceEventKind::memcpy ? s::kCatGpuMemcpy : s::kCatGpuMemset, name, dev, stream,
+                e.start_ns, e.end_ns);
+      json_.key(s::kArgs).begin_object();
+      if (e.external_id) json_.key(s::kExternalId).value(e.external_id);
+      json_.key(s::kDevice).value(e.device);
+      json_.key(s::kContext).value(e.context);
+      json_.key(s::kStream).value(e.stream);
+      json_.key(s::kCorrelation).value(e.correlation);
+      json_.key(s::kBytes).value(e.extra);
+      // bytes per ns = GB/s, as Kineto computes it.
+      if (e.end_ns > e.start_ns) {
+        char bw[32];
+        std::snprintf(bw, sizeof bw, "%.6g",
+                      static_cast<double>(e.extra) / static_cast<double>(e.end_ns - e.start_ns));
+        json_.key(s::kMemoryBandwidth).raw(bw);
+      }
+      json_.end_object();
+      break;
+    }
+    case DeviceEventKind::sync:
+      // GPU-side by Kineto's convention (pid device, tid stream); CUPTI
+      // gives a context, not a device, so device 0 stands for "unknown".
+      span_head(s::kCatCudaSync, name, dev, e.stream == 0xffffffffu ? -1 : stream, e.start_ns, e.end_ns);
+      json_.key(s::kArgs).begin_object();
+      if (e.external_id) json_.key(s::kExternalId).value(e.external_id);
+      json_.key(s::kCorrelation).value(e.correlation);
+      json_.key(s::kContext).value(e.context);
+      json_.end_object();
+      break;
+    case DeviceEventKind::overhead:
+      span_head(s::kCatOverhead, name, pid, 0, e.start_ns, e.end_ns);
+      json_.key(s::kArgs).begin_object().end_object();
+      break;
+  }
+  json_.end_object().newline();
+}
+
+void KinetoTraceWriter::flow(const DeviceEvent& e, std::int64_t pid) {
+  const bool start = is_launch(e.kind);
+  json_.begin_object();
+  json_.key(s::kPh).value(start ? "s" : "f");
+  json_.key(s::kId).value(e.correlation);
+  json_.key(s::kPid).value(start ? pid : static_cast<std::int64_t>(e.device));
+  json_.key(s::kTid).value(start ? e.tid : static_cast<std::int64_t>(e.stream));
+  json_.key(s::kTs).raw(format_us(e.start_ns, base_ns_));
+  json_.key(s::kCat).value(s::kCatAc2g);
+  json_.key(s::kName).value(s::kCatAc2g);
+  if (!start) json_.key(s::kBp).value("e");
+  json_.end_object().newline();
+}
+
 void KinetoTraceWriter::process_name(std::int64_t pid, std::string_view name) {
   json_.begin_object();
   json_.key(s::kName).value("process_name").key(s::kPh).value("M");
@@ -130,6 +217,7 @@ bool KinetoTraceWriter::end(const TraceTrailer& t) {
   json_.key(s::kMetaDeviceTrace).begin_object();
   json_.key(s::kMetaCupti).value(t.cupti);
   json_.key(s::kMetaDroppedRecords).value(t.dropped_records);
+  json_.key(s::kMetaInvalidRecords).value(t.invalid_records);
   json_.key(s::kMetaClock).value(t.clock);
   json_.key(s::kMetaTruncatedAt);
   if (t.truncated_at_ns) json_.raw(format_us(*t.truncated_at_ns, base_ns_));

@@ -56,6 +56,7 @@ struct TraceTrailer {
   std::string host_trace = "on";  // on, off, or why it was skipped
   std::string cupti = "absent";   // ok, absent, refused, disabled, profiler_active
   std::uint64_t dropped_records = 0;
+  std::uint64_t invalid_records = 0;
   std::string clock = "realtime";
   std::optional<std::int64_t> truncated_at_ns;
 };
@@ -67,6 +68,12 @@ class KinetoTraceWriter {
   void begin(const TraceHeader& header);
   void host_span(const HostSpan& span);
   void step_span(const StepSpan& step);
+  // One of the collector's events (after join_device_capture), named
+  // `name`; launches are drawn on the OS pid `pid`.
+  void device_event(const DeviceEvent& e, std::string_view name, std::int64_t pid);
+  // The ac2g flow of a launch to its GPU op: call with the launch (start)
+  // and with the GPU op (end); both carry e.flow.
+  void flow(const DeviceEvent& e, std::int64_t pid);
   void process_name(std::int64_t pid, std::string_view name);
   void thread_name(std::int64_t pid, std::int64_t tid, std::string_view name);
   // Closes traceEvents and the document; false if any write failed.
