@@ -59,6 +59,30 @@ if ! "$python" -c 'import torch' 2>/dev/null; then
 fi
 log "torch $("$python" -c 'import torch; print(torch.__version__)') at $python"
 
+# --- CUPTI ----------------------------------------------------------------------
+# The collector needs CUPTI's headers (libcupti itself is dlopen'ed at run
+# time). The CUDA toolkit's are used when the machine has one; else PyPI's
+# CUDA 13 wheels (cupti_activity.h, and cuda.h from the runtime wheel) go
+# into .deps/cupti-cu13. The decoder tests also walk buffers with CUDA 12's
+# libcupti, from PyPI, into .deps/cupti-cu12 (unit.cupti_decoder.cuda12).
+deps=$root/.deps
+pip_into() {  # DIR PACKAGE...
+  local dir=$1; shift
+  log "installing $* into $dir"
+  "$python" -m pip install -q --no-deps --target "$dir" "$@"
+}
+if ! ls /usr/local/cuda*/include/cupti_activity.h >/dev/null 2>&1 \
+   && [ ! -f "$deps/cupti-cu13/nvidia/cu13/include/cupti_activity.h" ]; then
+  pip_into "$deps/cupti-cu13" nvidia-cuda-cupti==13.5.25 nvidia-cuda-runtime==13.5.37
+fi
+if [ ! -f "$deps/cupti-cu12/nvidia/cuda_cupti/lib/libcupti.so.12" ]; then
+  pip_into "$deps/cupti-cu12" nvidia-cuda-cupti-cu12==12.9.79
+fi
+if [ -f "$deps/cupti-cu13/nvidia/cu13/include/cupti_activity.h" ] \
+   && ! ls /usr/local/cuda*/include/cupti_activity.h >/dev/null 2>&1; then
+  cmake_args+=(-DCHAKRA_CUPTI_INCLUDE_DIR="$deps/cupti-cu13/nvidia/cu13/include")
+fi
+
 # --- build and install ----------------------------------------------------------
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)

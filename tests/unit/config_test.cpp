@@ -118,6 +118,15 @@ const std::vector<VarCase>& var_cases() {
          EXPECT_EQ(c.cupti_lib, std::optional<std::string>("/opt/cuda/lib64/libcupti.so"));
        },
        {""}},
+      {"CHAKRA_CUPTI_BUFFERS", "128K",
+       [](const Config& c) { EXPECT_EQ(c.cupti_buffers, 128ULL << 10); },
+       {"127K", "64", "", "1.5M"}},
+      {"CHAKRA_CUPTI_EXTRA", "Overhead,sync",
+       [](const Config& c) {
+         EXPECT_TRUE(c.cupti_sync);
+         EXPECT_TRUE(c.cupti_overhead);
+       },
+       {"", "sync,", "sync,sync", "kernel", "none,sync", ",overhead"}},
   };
   return cases;
 }

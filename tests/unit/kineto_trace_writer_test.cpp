@@ -610,5 +610,108 @@ TEST(KinetoTraceWriter, EndReportsAFailingSink) {
   EXPECT_FALSE(w.end(trailer()));
 }
 
+
+// ---- GPU events (the collector's DeviceCapture) -----------------------------
+
+TEST(KinetoGpuEvents, EveryCategoryCarriesTheFieldsTraceFormatAsksFor) {
+  const std::int64_t base = base_time_ns(kT0);
+  files::StringSink sink;
+  KinetoTraceWriter w(sink, base);
+  w.begin(header());
+  DeviceEvent launch;
+  launch.kind = DeviceEventKind::runtime;
+  launch.start_ns = kT0 + 1000;
+  launch.end_ns = kT0 + 1500;
+  launch.correlation = 77;
+  launch.external_id = 11;
+  launch.context = 211;  // cbid
+  launch.tid = kTid;
+  launch.flow = true;
+  DeviceEvent k;
+  k.kind = DeviceEventKind::kernel;
+  k.start_ns = kT0 + 3000;
+  k.end_ns = kT0 + 8000;
+  k.correlation = 77;
+  k.external_id = 11;
+  k.device = 1;
+  k.context = 2;
+  k.stream = 7;
+  k.grid[0] = 4, k.grid[1] = 1, k.grid[2] = 1;
+  k.block[0] = 128, k.block[1] = 1, k.block[2] = 1;
+  k.registers = 32;
+  k.shared_memory = 1024;
+  k.extra = kT0 + 2000;
+  k.flow = true;
+  DeviceEvent m;
+  m.kind = DeviceEventKind::memcpy;
+  m.start_ns = kT0 + 9000;
+  m.end_ns = kT0 + 10000;
+  m.correlation = 78;
+  m.external_id = 12;
+  m.stream = 7;
+  m.extra = 4096;
+  w.device_event(launch, "cudaLaunchKernel", kPid);
+  w.flow(launch, kPid);
+  w.device_event(k, "fake_gemm(float const*)", kPid);
+  w.flow(k, kPid);
+  w.device_event(m, "Memcpy HtoD (Pinned -> Device)", kPid);
+  TraceTrailer t = trailer();
+  t.cupti = "ok";
+  t.dropped_records = 3;
+  t.invalid_records = 2;
+  ASSERT_TRUE(w.end(t));
+  const json doc = json::parse(sink.text());
+  const auto& ev = doc["traceEvents"];
+  ASSERT_EQ(ev.size(), 5u);
+
+  EXPECT_EQ(ev[0]["cat"], "cuda_runtime");
+  EXPECT_EQ(ev[0]["name"], "cudaLaunchKernel");
+  EXPECT_EQ(ev[0]["pid"], kPid);
+  EXPECT_EQ(ev[0]["tid"], kTid);
+  EXPECT_EQ(ev[0]["args"]["External id"], 11);
+  EXPECT_EQ(ev[0]["args"]["correlation"], 77);
+  EXPECT_EQ(ev[0]["args"]["cbid"], 211);
+  EXPECT_FALSE(ev[0]["args"].contains("stream"));  // CPU side: no stream key
+
+  EXPECT_EQ(ev[1]["ph"], "s");
+  EXPECT_EQ(ev[1]["cat"], "ac2g");
+  EXPECT_EQ(ev[1]["id"], 77);
+  EXPECT_EQ(ev[1]["pid"], kPid);
+  EXPECT_EQ(ev[1]["tid"], kTid);
+  EXPECT_DOUBLE_EQ(ev[1]["ts"].get<double>(), ev[0]["ts"].get<double>());
+
+  EXPECT_EQ(ev[2]["cat"], "kernel");
+  EXPECT_EQ(ev[2]["pid"], 1);  // device
+  EXPECT_EQ(ev[2]["tid"], 7);  // stream
+  const auto& a = ev[2]["args"];
+  EXPECT_EQ(a["External id"], 11);
+  EXPECT_EQ(a["correlation"], 77);
+  EXPECT_EQ(a["device"], 1);
+  EXPECT_EQ(a["context"], 2);
+  EXPECT_EQ(a["stream"], 7);
+  EXPECT_EQ(a["registers per thread"], 32);
+  EXPECT_EQ(a["shared memory"], 1024);
+  EXPECT_EQ(a["grid"], json::array({4, 1, 1}));
+  EXPECT_EQ(a["block"], json::array({128, 1, 1}));
+  EXPECT_TRUE(a.contains("queued"));
+  EXPECT_DOUBLE_EQ(ev[2]["dur"].get<double>(), 5.0);
+
+  EXPECT_EQ(ev[3]["ph"], "f");
+  EXPECT_EQ(ev[3]["bp"], "e");
+  EXPECT_EQ(ev[3]["id"], 77);
+  EXPECT_EQ(ev[3]["pid"], 1);
+  EXPECT_EQ(ev[3]["tid"], 7);
+
+  EXPECT_EQ(ev[4]["cat"], "gpu_memcpy");
+  EXPECT_EQ(ev[4]["args"]["bytes"], 4096);
+  EXPECT_DOUBLE_EQ(ev[4]["args"]["memory bandwidth (GB/s)"].get<double>(), 4.096);
+  EXPECT_EQ(ev[4]["args"]["stream"], 7);
+
+  const auto& dt = doc["chakrashim"]["device_trace"];
+  EXPECT_EQ(dt["cupti"], "ok");
+  EXPECT_EQ(dt["dropped_records"], 3);
+  EXPECT_EQ(dt["invalid_records"], 2);
+}
+
 }  // namespace
 }  // namespace chakrashim::writers
