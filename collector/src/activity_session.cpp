@@ -22,6 +22,7 @@
 #include <cupti_callbacks.h>
 #include <cupti_driver_cbid.h>
 
+#include "buffer_decoder.h"
 #include "buffer_pool.h"
 #include "cuda_driver.h"
 #include "cupti_library.h"
@@ -51,58 +52,6 @@ std::int64_t realtime_ns() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
 }
 
-// Kineto's spellings (libkineto cupti_strings.cpp), so that tools keyed on
-// its names (HTA's memcpy/memset classification) read ours alike.
-const char* memcpy_kind_string(std::uint8_t k) {
-  switch (k) {
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "HtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "DtoH";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA: return "HtoA";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH: return "AtoH";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA: return "AtoA";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD: return "AtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA: return "DtoA";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "DtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "HtoH";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "PtoP";
-    default: return "<unknown>";
-  }
-}
-
-const char* memory_kind_string(std::uint8_t k) {
-  switch (k) {
-    case CUPTI_ACTIVITY_MEMORY_KIND_UNKNOWN: return "Unknown";
-    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE: return "Pageable";
-    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED: return "Pinned";
-    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE: return "Device";
-    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY: return "Array";
-    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED: return "Managed";
-    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC: return "Device Static";
-    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC: return "Managed Static";
-    default: return "Unrecognized";
-  }
-}
-
-const char* sync_type_string(std::uint32_t t) {
-  switch (t) {
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE: return "Event Sync";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT: return "Stream Wait Event";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE: return "Stream Sync";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE: return "Context Sync";
-    default: return "Unknown Sync";
-  }
-}
-
-const char* overhead_kind_string(std::uint32_t k) {
-  switch (k) {
-    case CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER: return "Driver Compiler";
-    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH: return "Buffer Flush";
-    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION: return "Instrumentation";
-    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_RESOURCE: return "Resource";
-    default: return "Unknown";
-  }
-}
-
 struct State {
   std::mutex mutex;  // start/stop
   std::unique_ptr<CuptiLibrary> lib;  // kept once loaded: never dlclose'd
@@ -124,12 +73,7 @@ struct State {
   std::atomic<std::uint64_t> cupti_dropped{0};
 
   // The decode thread's alone until stop() joins it.
-  DeviceCapture capture;
-  std::int64_t clock_offset_ns = 0;
-  std::size_t max_events = 0;
-  std::unordered_map<const char*, std::uint32_t> kernel_name_by_ptr;
-  std::unordered_map<std::string, std::uint32_t> name_index;
-  std::unordered_map<std::uint64_t, std::uint32_t> keyed_name;  // (kind, key) -> index
+  std::optional<BufferDecoder> buffers;
 
   std::mutex threads_mutex;
   std::vector<std::pair<std::uint32_t, std::int64_t>> threads;
@@ -142,112 +86,6 @@ State& state() {
   return *s;
 }
 
-std::uint32_t intern(State& s, std::string name) {
-  auto it = s.name_index.find(name);
-  if (it != s.name_index.end()) return it->second;
-  const auto index = static_cast<std::uint32_t>(s.capture.names.size());
-  s.capture.names.push_back(name);
-  s.name_index.emplace(std::move(name), index);
-  return index;
-}
-
-std::uint32_t keyed(State& s, std::uint64_t key, std::string (*make)(State&, std::uint64_t)) {
-  auto it = s.keyed_name.find(key);
-  if (it != s.keyed_name.end()) return it->second;
-  const std::uint32_t index = intern(s, make(s, key));
-  s.keyed_name.emplace(key, index);
-  return index;
-}
-
-std::string api_name(State& s, std::uint64_t key) {
-  const bool runtime = (key >> 32) == 1;
-  const auto cbid = static_cast<std::uint32_t>(key);
-  const char* raw = nullptr;
-  const CuptiApi* api = s.api.load();
-  if (api && api->GetCallbackName(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API,
-                                  cbid, &raw) == CUPTI_SUCCESS && raw) {
-    return std::string(strip_version_suffix(raw));
-  }
-  return std::string(runtime ? "cuda_runtime_cbid_" : "cuda_driver_cbid_") + std::to_string(cbid);
-}
-
-void decode_buffer(State& s, std::uint8_t* buffer, std::size_t valid) {
-  const CuptiApi* api = s.api.load();
-  if (!api || !s.decoder || valid == 0) return;
-  CUpti_Activity* record = nullptr;
-  const char* last_ptr = nullptr;
-  std::uint32_t last_index = 0;
-  while (api->ActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
-    Decoded d = s.decoder->decode(record);
-    switch (d.outcome) {
-      case DecodeOutcome::skipped:
-        continue;
-      case DecodeOutcome::invalid:
-        ++s.capture.invalid_records;
-        continue;
-      case DecodeOutcome::correlation:
-        s.capture.correlations.emplace_back(d.corr_correlation, d.corr_external);
-        continue;
-      case DecodeOutcome::event:
-        break;
-    }
-    DeviceEvent& e = d.event;
-    if (s.capture.events.size() >= s.max_events) {
-      // Over CHAKRA_MAX_MEMORY: counted, and the trace says where it was cut.
-      ++s.capture.dropped_records;
-      if (!s.capture.truncated_at_ns) s.capture.truncated_at_ns = e.start_ns + s.clock_offset_ns;
-      continue;
-    }
-    e.start_ns += s.clock_offset_ns;
-    e.end_ns += s.clock_offset_ns;
-    switch (e.kind) {
-      case DeviceEventKind::kernel:
-        if (e.extra) e.extra += static_cast<std::uint64_t>(s.clock_offset_ns);
-        if (d.kernel_name == last_ptr && last_ptr) {
-          e.name = last_index;
-        } else {
-          auto it = s.kernel_name_by_ptr.find(d.kernel_name);
-          if (it == s.kernel_name_by_ptr.end()) {
-            const std::uint32_t index = intern(s, d.kernel_name ? d.kernel_name : "<unnamed kernel>");
-            it = s.kernel_name_by_ptr.emplace(d.kernel_name, index).first;
-          }
-          e.name = last_index = it->second;
-          last_ptr = d.kernel_name;
-        }
-        break;
-      case DeviceEventKind::runtime:
-      case DeviceEventKind::driver:
-        e.name = keyed(s, (std::uint64_t{e.kind == DeviceEventKind::runtime ? 1u : 2u} << 32) | e.context,
-                       &api_name);
-        break;
-      case DeviceEventKind::memcpy:
-        // copy kind, source and destination memory kinds (record_decoder).
-        e.name = keyed(s, (3ULL << 32) | e.copy[0] | (e.copy[1] << 8) | (e.copy[2] << 16),
-                       [](State&, std::uint64_t k) {
-          return std::string("Memcpy ") + memcpy_kind_string(k & 0xff) + " (" +
-                 memory_kind_string((k >> 8) & 0xff) + " -> " + memory_kind_string((k >> 16) & 0xff) + ")";
-        });
-        break;
-      case DeviceEventKind::memset:
-        e.name = keyed(s, (4ULL << 32) | e.copy[1], [](State&, std::uint64_t k) {
-          return std::string("Memset (") + memory_kind_string(k & 0xff) + ")";
-        });
-        break;
-      case DeviceEventKind::sync:
-        e.name = keyed(s, (5ULL << 32) | e.name, [](State&, std::uint64_t k) {
-          return std::string(sync_type_string(static_cast<std::uint32_t>(k)));
-        });
-        break;
-      case DeviceEventKind::overhead:
-        e.name = keyed(s, (6ULL << 32) | e.name, [](State&, std::uint64_t k) {
-          return std::string(overhead_kind_string(static_cast<std::uint32_t>(k)));
-        });
-        break;
-    }
-    s.capture.events.push_back(e);
-  }
-}
-
 void decode_loop(State& s) {
   for (;;) {
     std::pair<std::uint8_t*, std::size_t> item;
@@ -258,7 +96,7 @@ void decode_loop(State& s) {
       item = s.queue.front();
       s.queue.pop_front();
     }
-    decode_buffer(s, item.first, item.second);
+    s.buffers->decode(item.first, item.second);
     if (BufferPool* pool = s.pool_ptr.load()) pool->release(item.first);
   }
 }
@@ -365,8 +203,6 @@ StartOutcome Collector::start(const CollectorConfig& config) {
   }
   s.pool_ptr.store(s.pool.get());
   s.api.store(&api);
-  s.capture = DeviceCapture{};
-  s.max_events = std::max<std::size_t>(config.event_bytes / sizeof(DeviceEvent), 1024);
   s.cupti_dropped.store(0);
 
   if (CUptiResult r = api.ActivityRegisterCallbacks(&on_buffer_request, &on_buffer_complete);
@@ -375,8 +211,10 @@ StartOutcome Collector::start(const CollectorConfig& config) {
                           "; the device trace holds host ops only"};
   }
   bool calibrated = false;
-  s.clock_offset_ns = clock_offset(api, calibrated);
-  s.capture.clock = calibrated ? "calibrated" : "realtime";
+  const std::int64_t offset = clock_offset(api, calibrated);
+  s.buffers.emplace(*s.decoder, api.ActivityGetNextRecord, api.GetCallbackName, offset,
+                    std::max<std::size_t>(config.event_bytes / sizeof(DeviceEvent), 1024));
+  s.buffers->capture().clock = calibrated ? "calibrated" : "realtime";
 
   std::vector<CUpti_ActivityKind> kinds{CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
                                         CUPTI_ACTIVITY_KIND_RUNTIME,
@@ -468,8 +306,8 @@ DeviceCapture Collector::stop() {
     s.queue_cv.notify_all();
   }
   if (s.decode_thread.joinable()) s.decode_thread.join();
-  DeviceCapture out = std::move(s.capture);
-  s.capture = DeviceCapture{};
+  DeviceCapture out = std::move(s.buffers->capture());
+  s.buffers.reset();
   out.cupti = "ok";
   out.dropped_records += s.cupti_dropped.load();
   {

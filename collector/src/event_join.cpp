@@ -61,13 +61,14 @@ void join_device_capture(DeviceCapture& c,
   external.reserve(c.correlations.size());
   // The innermost op: CUPTI writes one record per kind for the top of the
   // stack; of ours there is one per launch.
-  for (const auto& [corr, ext] : c.correlations) external[corr] = ext;
+  for (const auto& link : c.correlations) external[link.correlation] = link.external_id;
   std::unordered_map<std::uint32_t, std::int64_t> tids(c.threads.begin(), c.threads.end());
 
   // Launches: kept when they start inside a captured step.
   std::unordered_map<std::uint32_t, std::size_t> kept_launch;  // correlation -> index
   std::unordered_set<std::uint32_t> any_launch;
   std::vector<char> keep(c.events.size(), 0);
+  external.reserve(c.correlations.size());
   for (std::size_t i = 0; i < c.events.size(); ++i) {
     DeviceEvent& e = c.events[i];
     if (!is_launch(e.kind)) continue;
@@ -104,7 +105,6 @@ void join_device_capture(DeviceCapture& c,
   for (std::size_t i = 0; i < c.events.size(); ++i)
     if (keep[i]) c.events[out++] = c.events[i];
   c.events.resize(out);
-  c.events.shrink_to_fit();
   for (auto& name : c.names) name = demangle(name);
 }
 

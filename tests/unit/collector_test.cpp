@@ -35,12 +35,15 @@ DeviceEvent kernel(std::int64_t start, std::uint32_t corr) {
 
 TEST(JoinDeviceCapture, KeepsLaunchesInCapturedStepsAndTheirGpuOps) {
   DeviceCapture c;
-  c.events = {launch(50, 1), kernel(60, 1),      // before the window: warmup
-              launch(150, 2), kernel(400, 2),     // step 1, kernel runs after the step
-              launch(320, 3), kernel(330, 3),     // between steps (not captured)
-              launch(520, 4), kernel(530, 4),     // step 2
-              kernel(540, 9)};                    // no launch recorded, inside the window
-  c.correlations = {{2, 1002}, {4, 1004}, {9, 1009}, {3, 1003}};
+  for (const auto& e : {launch(50, 1), kernel(60, 1),    // before the window: warmup
+                        launch(150, 2), kernel(400, 2),   // step 1, kernel runs after the step
+                        launch(320, 3), kernel(330, 3),   // between steps (not captured)
+                        launch(520, 4), kernel(530, 4),   // step 2
+                        kernel(540, 9)})                  // no launch recorded, inside the window
+    c.events.push_back(e);
+  for (const auto& l : {CorrelationLink{2, 1002}, CorrelationLink{4, 1004}, CorrelationLink{9, 1009},
+                        CorrelationLink{3, 1003}})
+    c.correlations.push_back(l);
   c.threads = {{11, 4242}};
   join_device_capture(c, {{500, 600}, {100, 300}});
   std::set<std::uint32_t> kept;
@@ -60,7 +63,7 @@ TEST(JoinDeviceCapture, KeepsLaunchesInCapturedStepsAndTheirGpuOps) {
 
 TEST(JoinDeviceCapture, UnknownThreadKeepsCuptisIdAndNoStepsKeepsNothing) {
   DeviceCapture c;
-  c.events = {launch(150, 2, 99)};
+  c.events.push_back(launch(150, 2, 99));
   join_device_capture(c, {{100, 200}});
   ASSERT_EQ(c.events.size(), 1u);
   EXPECT_EQ(c.events[0].tid, 99);
@@ -108,6 +111,23 @@ TEST(CuptiLocate, OverrideAloneThenLoadedThenTorchsThenToolkit) {
             pos("/venv/lib/python3.12/site-packages/nvidia/cuda_cupti/lib/libcupti.so.12"));
   EXPECT_GT(pos("/usr/local/cuda/lib64/libcupti.so.12"), pos("/opt/cuda/lib64/libcupti.so.12"));
   EXPECT_EQ(c.back().path, "libcupti.so.12");
+}
+
+TEST(PagedVector, GrowsInPlaceKeepsRecordsAndMoves) {
+  PagedVector<DeviceEvent> v;
+  for (std::uint32_t i = 0; i < 100000; ++i) {
+    DeviceEvent e;
+    e.correlation = i;
+    v.push_back(e);
+  }
+  ASSERT_EQ(v.size(), 100000u);
+  for (std::uint32_t i = 0; i < 100000; i += 997) EXPECT_EQ(v[i].correlation, i);
+  PagedVector<DeviceEvent> w = std::move(v);
+  EXPECT_TRUE(v.empty());
+  EXPECT_EQ(w.back().correlation, 99999u);
+  w.resize(10);
+  EXPECT_EQ(w.size(), 10u);
+  EXPECT_GE(w.mapped_bytes(), 100000 * sizeof(DeviceEvent));
 }
 
 TEST(BufferPool, RecyclesAndRefusesBeyondItsBuffers) {

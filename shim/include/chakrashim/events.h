@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "chakrashim/paged_vector.h"
+
 namespace chakrashim {
 
 enum class HostCategory : std::uint8_t { cpu_op, user_annotation };
@@ -83,13 +85,19 @@ struct DeviceEvent {
 // One window's GPU collection. The collector fills it on its decode thread;
 // join_device_capture() (collector/event_join.h) finishes it on the writer
 // thread; the Kineto writer reads it.
+// CUPTI correlation id -> our external id (an EXTERNAL_CORRELATION record).
+struct CorrelationLink {
+  std::uint32_t correlation = 0;
+  std::uint64_t external_id = 0;
+};
+
 struct DeviceCapture {
-  std::vector<DeviceEvent> events;
+  PagedVector<DeviceEvent> events;
   // Every event's display name: kernels demangled by the join, launches
   // without CUPTI's _vNNNN suffix, "Memcpy HtoD (Pinned -> Device)", ...
   std::vector<std::string> names;
   // EXTERNAL_CORRELATION records of our kind: CUPTI correlation -> op.
-  std::vector<std::pair<std::uint32_t, std::uint64_t>> correlations;
+  PagedVector<CorrelationLink> correlations;
   // CUPTI thread id (low 32 bits of pthread_self()) -> OS thread id.
   std::vector<std::pair<std::uint32_t, std::int64_t>> threads;
   std::vector<std::string> device_properties_json;

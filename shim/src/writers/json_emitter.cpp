@@ -31,6 +31,18 @@ std::size_t utf8_length(std::string_view text, std::size_t i) {
 void append_escaped(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   for (std::size_t i = 0; i < text.size();) {
+    // Runs of plain ASCII, the common case, in one append.
+    std::size_t j = i;
+    while (j < text.size()) {
+      const auto p = static_cast<unsigned char>(text[j]);
+      if (p < 0x20 || p >= 0x80 || p == '"' || p == '\\') break;
+      ++j;
+    }
+    if (j > i) {
+      out.append(text.data() + i, j - i);
+      i = j;
+      continue;
+    }
     const auto c = static_cast<unsigned char>(text[i]);
     if (c == '"' || c == '\\') {
       out += '\\';
