@@ -100,14 +100,19 @@ void BufferDecoder::decode(std::uint8_t* buffer, std::size_t valid) {
         break;
     }
     DeviceEvent& e = d.event;
+    // Onto the host clock; a time the offset would push out of int64 is as
+    // unusable as a zero one.
+    if (__builtin_add_overflow(e.start_ns, offset_, &e.start_ns) ||
+        __builtin_add_overflow(e.end_ns, offset_, &e.end_ns)) {
+      ++capture_.invalid_records;
+      continue;
+    }
     if (capture_.events.size() >= max_events_) {
       // Over CHAKRA_MAX_MEMORY: counted, and the trace says where it was cut.
       ++capture_.dropped_records;
-      if (!capture_.truncated_at_ns) capture_.truncated_at_ns = e.start_ns + offset_;
+      if (!capture_.truncated_at_ns) capture_.truncated_at_ns = e.start_ns;
       continue;
     }
-    e.start_ns += offset_;
-    e.end_ns += offset_;
     switch (e.kind) {
       case DeviceEventKind::kernel:
         if (e.extra) e.extra += static_cast<std::uint64_t>(offset_);

@@ -1,6 +1,8 @@
 #include "record_decoder.h"
 
+#include <algorithm>
 #include <cstddef>
+#include <cstring>
 
 #include <cupti_activity.h>
 
@@ -59,6 +61,16 @@ CHAKRA_SAME_OFFSET(CUpti_ActivityOverhead3, CUpti_ActivityOverhead2, end);
 
 std::int64_t ns(std::uint64_t t) { return static_cast<std::int64_t>(t); }
 
+// An enum field's bits, read without loading the enum: a value CUPTI added
+// after our headers (or a damaged record) must not be undefined behaviour.
+template <typename E>
+std::uint32_t bits(const E& field) {
+  static_assert(sizeof(E) == sizeof(std::uint32_t));
+  std::uint32_t v;
+  std::memcpy(&v, &field, sizeof v);
+  return v;
+}
+
 // Zero, inverted, or beyond int64: CUPTI writes 0 for an unfinished
 // activity, and such a record would draw a span from 1970 or a negative dur.
 bool bad_times(std::uint64_t start, std::uint64_t end) {
@@ -78,7 +90,9 @@ void read_kernel(const K& k, Decoded& d) {
   e.grid[0] = k.gridX, e.grid[1] = k.gridY, e.grid[2] = k.gridZ;
   e.block[0] = k.blockX, e.block[1] = k.blockY, e.block[2] = k.blockZ;
   e.registers = k.registersPerThread;
-  e.shared_memory = k.staticSharedMemory + k.dynamicSharedMemory;
+  // In 64 bits: two int32 fields of a damaged record must not overflow.
+  const std::int64_t shared = std::int64_t{k.staticSharedMemory} + k.dynamicSharedMemory;
+  e.shared_memory = static_cast<std::int32_t>(std::clamp<std::int64_t>(shared, INT32_MIN, INT32_MAX));
   // CUPTI writes 0 or CUPTI_TIMESTAMP_UNKNOWN when queued times are off.
   e.extra = (k.queued == CUPTI_TIMESTAMP_UNKNOWN) ? 0 : k.queued;
   d.kernel_name = k.name;
@@ -107,7 +121,7 @@ Decoded RecordDecoder::decode(const void* raw) const {
   Decoded d;
   if (!record) return d;
   std::uint64_t start = 0, end = 0;
-  switch (record->kind) {
+  switch (bits(record->kind)) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
       if (cuda13_) {
@@ -153,7 +167,7 @@ Decoded RecordDecoder::decode(const void* raw) const {
       const auto* a = reinterpret_cast<const CUpti_ActivityAPI*>(record);
       start = a->start, end = a->end;
       DeviceEvent& e = d.event;
-      e.kind = record->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? DeviceEventKind::runtime
+      e.kind = bits(record->kind) == CUPTI_ACTIVITY_KIND_RUNTIME ? DeviceEventKind::runtime
                                                             : DeviceEventKind::driver;
       e.start_ns = ns(a->start);
       e.end_ns = ns(a->end);
@@ -167,7 +181,7 @@ Decoded RecordDecoder::decode(const void* raw) const {
     }
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
       const auto* c = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(record);
-      if (static_cast<std::uint32_t>(c->externalKind) != external_kind_) return d;
+      if (bits(c->externalKind) != external_kind_) return d;
       d.corr_correlation = c->correlationId;
       d.corr_external = c->externalId;
       d.outcome = DecodeOutcome::correlation;
@@ -184,7 +198,7 @@ Decoded RecordDecoder::decode(const void* raw) const {
       e.context = s->contextId;
       // CUPTI_SYNCHRONIZATION_INVALID_VALUE: not a stream sync.
       e.stream = s->streamId;
-      e.name = static_cast<std::uint32_t>(s->type);
+      e.name = bits(s->type);
       d.outcome = DecodeOutcome::event;
       break;
     }
@@ -195,7 +209,7 @@ Decoded RecordDecoder::decode(const void* raw) const {
       e.kind = DeviceEventKind::overhead;
       e.start_ns = ns(o->start);
       e.end_ns = ns(o->end);
-      e.name = static_cast<std::uint32_t>(o->overheadKind);
+      e.name = bits(o->overheadKind);
       d.outcome = DecodeOutcome::event;
       break;
     }

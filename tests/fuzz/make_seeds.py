@@ -23,7 +23,44 @@ def write(target, name, text):
         f.write(text)
 
 
+def write_bytes(target, name, data):
+    d = os.path.join(HERE, "corpus", target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def cupti_seeds():
+    """CUPTI 13 activity buffers (cupti_decoder_fuzz.cpp), laid out by the
+    offsets of cupti_activity.h: a launch, its external correlation and its
+    kernel; a memcpy; an unfinished record; names after a 0xff byte."""
+    import struct
+
+    def rec(size, fields):
+        b = bytearray(size)
+        for off, fmt, v in fields:
+            struct.pack_into("<" + fmt, b, off, v)
+        return bytes(b) + bytes((-size) % 8)
+
+    t = 1716423322416788000
+    api = lambda kind, corr, start: rec(40, [(0, "I", kind), (4, "I", 211), (8, "Q", start),
+                                             (16, "Q", start + 900), (24, "I", 42), (28, "I", 7),
+                                             (32, "I", corr)])
+    ext = lambda corr, eid: rec(24, [(0, "I", 39), (4, "I", 5), (8, "Q", eid), (16, "I", corr)])
+    kernel = lambda corr, start: rec(216, [(0, "I", 10), (16, "Q", start), (24, "Q", start + 5000),
+                                           (48, "I", 7), (52, "i", 4), (64, "i", 128), (92, "I", corr)])
+    memcpy = lambda corr, start: rec(96, [(0, "I", 1), (4, "B", 1), (5, "B", 2), (6, "B", 3),
+                                          (8, "Q", 4096), (16, "Q", start), (24, "Q", start + 700),
+                                          (40, "I", 7), (44, "I", corr)])
+    step = api(5, 1, t) + ext(1, 11) + kernel(1, t + 2000)
+    write_bytes("cupti_decoder", "launch-kernel", step)
+    write_bytes("cupti_decoder", "launch-memcpy", api(5, 2, t) + ext(2, 12) + memcpy(2, t + 1000))
+    write_bytes("cupti_decoder", "unfinished", kernel(3, 0) + api(4, 4, t) + rec(40, [(0, "I", 5)]))
+    write_bytes("cupti_decoder", "names", step * 3 + b"\xff_Z4gemmPf\0cudaMemcpyAsync_v3020")
+
+
 def main():
+    cupti_seeds()
     for v in ["0", "007", "18446744073709551615", "18446744073709551616", "true", "OFF", "yes",
               "64K", "1G", "2g", "1.5G", "0,4-7", "4-7", "7-4", "1,", "run_7.b", "..", "a/b",
               "a\nb"]:
