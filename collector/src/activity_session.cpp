@@ -69,7 +69,8 @@ struct State {
   std::condition_variable queue_cv;
   std::deque<std::pair<std::uint8_t*, std::size_t>> queue;
   bool draining = false;
-  std::thread decode_thread;
+  bool decoding = false;  // a decode thread takes buffers (under queue_mutex)
+  std::thread decode_thread;  // started and joined by start/stop only
   std::atomic<std::uint64_t> cupti_dropped{0};
 
   // The decode thread's alone until stop() joins it.
@@ -120,7 +121,7 @@ void CUPTIAPI on_buffer_complete(CUcontext ctx, std::uint32_t stream, std::uint8
   if (!buffer) return;
   {
     std::lock_guard<std::mutex> lock(s.queue_mutex);
-    if (s.decode_thread.joinable() && !s.draining) {
+    if (s.decoding && !s.draining) {
       s.queue.emplace_back(buffer, valid);
       s.queue_cv.notify_one();
       return;
@@ -146,6 +147,18 @@ std::int64_t clock_offset(const CuptiApi& api, bool& calibrated) {
   }
   calibrated = offset > 20000 || offset < -20000;
   return calibrated ? offset : 0;
+}
+
+// Lets the decode thread finish what is queued, and joins it.
+void stop_decoding(State& s) {
+  {
+    std::lock_guard<std::mutex> q(s.queue_mutex);
+    s.draining = true;
+    s.queue_cv.notify_all();
+  }
+  if (s.decode_thread.joinable()) s.decode_thread.join();
+  std::lock_guard<std::mutex> q(s.queue_mutex);
+  s.decoding = false;
 }
 
 std::optional<std::string> libtorch_dir() {
@@ -216,6 +229,19 @@ StartOutcome Collector::start(const CollectorConfig& config) {
                     std::max<std::size_t>(config.event_bytes / sizeof(DeviceEvent), 1024));
   s.buffers->capture().clock = calibrated ? "calibrated" : "realtime";
 
+  {
+    std::lock_guard<std::mutex> t(s.threads_mutex);
+    s.threads.clear();
+  }
+  // The decode thread first: CUPTI may complete a buffer as soon as a kind
+  // is enabled.
+  {
+    std::lock_guard<std::mutex> q(s.queue_mutex);
+    s.draining = false;
+    s.decoding = true;
+    s.queue.clear();
+  }
+  s.decode_thread = std::thread([&s] { decode_loop(s); });
   std::vector<CUpti_ActivityKind> kinds{CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
                                         CUPTI_ACTIVITY_KIND_RUNTIME,
                                         CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
@@ -233,6 +259,8 @@ StartOutcome Collector::start(const CollectorConfig& config) {
     }
     for (const auto k : s.enabled) api.ActivityDisable(k);
     s.enabled.clear();
+    api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    stop_decoding(s);
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
       return {"refused", "CUPTI refused activity collection (" + s.lib->result_string(r) +
                              ": another profiler, such as Nsight Systems, holds it); the device "
@@ -246,16 +274,6 @@ StartOutcome Collector::start(const CollectorConfig& config) {
     for (const auto cbid : kDriverLaunches)
       if (api.ActivityEnableDriverApi(cbid, 1) == CUPTI_SUCCESS) s.driver_enabled.push_back(cbid);
   }
-  {
-    std::lock_guard<std::mutex> q(s.queue_mutex);
-    s.draining = false;
-    s.queue.clear();
-  }
-  {
-    std::lock_guard<std::mutex> t(s.threads_mutex);
-    s.threads.clear();
-  }
-  s.decode_thread = std::thread([&s] { decode_loop(s); });
   s.active.store(true, std::memory_order_release);
   return {"ok", ""};
 }
@@ -300,12 +318,7 @@ DeviceCapture Collector::stop() {
   s.driver_enabled.clear();
   // Blocking: every buffer, partial ones too, reaches on_buffer_complete.
   api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  {
-    std::lock_guard<std::mutex> q(s.queue_mutex);
-    s.draining = true;
-    s.queue_cv.notify_all();
-  }
-  if (s.decode_thread.joinable()) s.decode_thread.join();
+  stop_decoding(s);
   DeviceCapture out = std::move(s.buffers->capture());
   s.buffers.reset();
   out.cupti = "ok";
