@@ -98,8 +98,17 @@ void join_device_capture(DeviceCapture& c,
     } else {
       keep[i] = ranges.contains(e.start_ns);
     }
-    if (keep[i])
-      if (auto x = external.find(e.correlation); x != external.end()) e.external_id = x->second;
+    if (!keep[i]) continue;
+    if (auto x = external.find(e.correlation); x != external.end()) e.external_id = x->second;
+    // A kernel or memcpy no op can claim (its correlation record was
+    // dropped, or it was launched outside any op): trace_link would hang it
+    // under the wrong parent (TRACE_FORMAT.md), so it is left out, and
+    // counted.
+    if (is_gpu_op(e.kind) && e.external_id == 0) {
+      keep[i] = 0;
+      ++c.unattributed_gpu_ops;
+      if (auto l = kept_launch.find(e.correlation); l != kept_launch.end()) c.events[l->second].flow = false;
+    }
   }
   std::size_t out = 0;
   for (std::size_t i = 0; i < c.events.size(); ++i)

@@ -50,6 +50,7 @@ TEST(JoinDeviceCapture, KeepsLaunchesInCapturedStepsAndTheirGpuOps) {
   for (const auto& e : c.events) kept.insert(e.correlation);
   EXPECT_EQ(kept, (std::set<std::uint32_t>{2, 4, 9}));
   ASSERT_EQ(c.events.size(), 5u);
+  EXPECT_EQ(c.unattributed_gpu_ops, 0u);
   for (const auto& e : c.events) {
     EXPECT_EQ(e.external_id, 1000u + e.correlation) << e.correlation;
     if (e.kind == DeviceEventKind::runtime) {
@@ -59,6 +60,26 @@ TEST(JoinDeviceCapture, KeepsLaunchesInCapturedStepsAndTheirGpuOps) {
       EXPECT_EQ(e.flow, e.correlation != 9);  // only a pair gets a flow
     }
   }
+}
+
+TEST(JoinDeviceCapture, LeavesOutAndCountsGpuOpsNoOpClaims) {
+  DeviceCapture c;
+  // Kernel 2's correlation record was dropped; kernel 3 has no launch and
+  // no correlation record.
+  for (const auto& e : {launch(150, 1), kernel(160, 1), launch(170, 2), kernel(180, 2), kernel(190, 3)})
+    c.events.push_back(e);
+  c.correlations.push_back(CorrelationLink{1, 7});
+  join_device_capture(c, {{100, 300}});
+  EXPECT_EQ(c.unattributed_gpu_ops, 2u);
+  std::size_t kernels = 0;
+  for (const auto& e : c.events) {
+    if (e.kind == DeviceEventKind::kernel) {
+      ++kernels;
+      EXPECT_EQ(e.external_id, 7u);
+    }
+    if (e.kind == DeviceEventKind::runtime) EXPECT_EQ(e.flow, e.correlation == 1) << e.correlation;
+  }
+  EXPECT_EQ(kernels, 1u);
 }
 
 TEST(JoinDeviceCapture, UnknownThreadKeepsCuptisIdAndNoStepsKeepsNothing) {

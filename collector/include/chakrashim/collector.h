@@ -69,7 +69,8 @@ class Collector {
 // On the writer thread: keeps only the window's events (launches inside a
 // captured step, GPU ops of kept launches), joins external ids through the
 // correlation records, resolves launch thread ids, demangles kernel names
-// and marks launch/GPU-op pairs for ac2g flows. `steps`: [start, end] ns of
+// and marks launch/GPU-op pairs for ac2g flows. GPU ops that no op claims
+// are left out and counted in unattributed_gpu_ops. `steps`: [start, end] ns of
 // each captured step.
 void join_device_capture(DeviceCapture& capture,
                          const std::vector<std::pair<std::int64_t, std::int64_t>>& steps);

@@ -105,6 +105,7 @@ struct DeviceCapture {
   std::string clock = "realtime";  // or calibrated
   std::uint64_t dropped_records = 0;  // CUPTI's count, plus records over the cap
   std::uint64_t invalid_records = 0;  // zero or inverted timestamps
+  std::uint64_t unattributed_gpu_ops = 0;  // GPU ops without an op's External id, left out
   std::optional<std::int64_t> truncated_at_ns;  // the event cap was hit here
 };
 

@@ -87,6 +87,7 @@ inline constexpr std::string_view kMetaDeviceTrace = "device_trace";
 inline constexpr std::string_view kMetaCupti = "cupti";
 inline constexpr std::string_view kMetaDroppedRecords = "dropped_records";
 inline constexpr std::string_view kMetaInvalidRecords = "invalid_records";
+inline constexpr std::string_view kMetaUnattributedGpuOps = "unattributed_gpu_ops";
 inline constexpr std::string_view kMetaClock = "clock";
 inline constexpr std::string_view kMetaTruncatedAt = "truncated_at";
 

@@ -34,6 +34,7 @@ void finish_device_capture(WindowOutput& o) {
   if (!dev.device_properties_json.empty()) o.header.device_properties_json = dev.device_properties_json;
   o.trailer.dropped_records = dev.dropped_records;
   o.trailer.invalid_records = dev.invalid_records;
+  o.trailer.unattributed_gpu_ops = dev.unattributed_gpu_ops;
   o.trailer.clock = dev.clock;
   if (dev.truncated_at_ns && (!o.trailer.truncated_at_ns || *dev.truncated_at_ns < *o.trailer.truncated_at_ns))
     o.trailer.truncated_at_ns = dev.truncated_at_ns;

@@ -218,6 +218,7 @@ bool KinetoTraceWriter::end(const TraceTrailer& t) {
   json_.key(s::kMetaCupti).value(t.cupti);
   json_.key(s::kMetaDroppedRecords).value(t.dropped_records);
   json_.key(s::kMetaInvalidRecords).value(t.invalid_records);
+  json_.key(s::kMetaUnattributedGpuOps).value(t.unattributed_gpu_ops);
   json_.key(s::kMetaClock).value(t.clock);
   json_.key(s::kMetaTruncatedAt);
   if (t.truncated_at_ns) json_.raw(format_us(*t.truncated_at_ns, base_ns_));

@@ -57,6 +57,7 @@ struct TraceTrailer {
   std::string cupti = "absent";   // ok, absent, refused, disabled, profiler_active
   std::uint64_t dropped_records = 0;
   std::uint64_t invalid_records = 0;
+  std::uint64_t unattributed_gpu_ops = 0;
   std::string clock = "realtime";
   std::optional<std::int64_t> truncated_at_ns;
 };
