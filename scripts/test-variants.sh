@@ -41,10 +41,14 @@ log() { echo "[variants] $*"; }
 # TSan runs the parts with threads: the unit tests (rank pools of check,
 # link and report), the captures (writer thread) and the signal handoff.
 # (GoogleTest names start with a capital; CTest's own tests are label.name.)
-asan_tests='^[A-Z]|^preload\.(exports|runpath|inert|readme_vars)$|^e2e\.(window|exit_and_files|signals)$|^tools\.(check|link)$'
-tsan_tests='^[A-Z]|^preload\.(runpath|inert)$|^e2e\.(window|signals)$'
+# - unit.cupti_decoder.*, unit.fake_cupti_selftest and e2e.cupti: the CUPTI
+#   collector (decode thread, CUPTI's buffer callbacks on the double's
+#   worker thread, the op-span pushes) on a real job.
+asan_tests='^[A-Z]|^unit\.|^preload\.(exports|runpath|inert|readme_vars)$|^e2e\.(window|exit_and_files|signals|cupti)$|^tools\.(check|link)$'
+tsan_tests='^[A-Z]|^unit\.|^preload\.(runpath|inert)$|^e2e\.(window|signals|cupti)$'
 san_targets=(chakrashim chakrashim_torch chakrashim_cli chakrashim_unit_tests chakra_runpath_host
-             chakra_fixture_outer chakra_fixture_dep chakra_naive_wrapper chakra_thread_count)
+             chakra_fixture_outer chakra_fixture_dep chakra_naive_wrapper chakra_thread_count
+             chakrashim_cupti_decoder_tests chakra_fake_cupti chakra_fake_cupti_selftest)
 
 # Configures (once) and builds DIR with the extra cmake args, then the targets.
 build() {

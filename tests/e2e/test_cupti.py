@@ -219,6 +219,8 @@ class GpuPathWithTheDouble(CaptureCase):
         self.assertIn("torch.profiler is running", r.stderr)
         self.assertEqual(stats(self.stats_glob.replace("%p", "*")), {}, "we never called CUPTI")
 
+    @unittest.skipIf("thread" in os.environ.get("CHAKRASHIM_TEST_SANITIZE", ""),
+                     "TSan does not support threads after fork")
     def test_children_never_enable_cupti(self):
         for mode in ("spawn_loader", "subprocess", "fork_pool"):
             with self.subTest(mode=mode):

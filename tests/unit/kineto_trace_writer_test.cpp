@@ -713,5 +713,31 @@ TEST(KinetoGpuEvents, EveryCategoryCarriesTheFieldsTraceFormatAsksFor) {
   EXPECT_EQ(dt["invalid_records"], 2);
 }
 
+
+TEST(KinetoGpuEvents, CommArgsGoOntoTheKernelTheyAreGivenFor) {
+  files::StringSink sink;
+  KinetoTraceWriter w(sink, base_time_ns(kT0));
+  w.begin(header());
+  DeviceEvent k;
+  k.kind = DeviceEventKind::kernel;
+  k.start_ns = kT0 + 3000;
+  k.end_ns = kT0 + 8000;
+  k.external_id = 11;
+  k.stream = 7;
+  const std::vector<std::pair<std::string, std::string>> comm{
+      {"Collective name", "\"allreduce\""}, {"Process Group Name", "\"0\""}, {"In msg nelems", "1024"},
+      {"dtype", "Float"}};  // not JSON: written as a string
+  w.device_event(k, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", kPid,
+                 &comm);
+  ASSERT_TRUE(w.end(trailer()));
+  const json doc = json::parse(sink.text());
+  const auto& a = doc["traceEvents"][0]["args"];
+  EXPECT_EQ(a["Collective name"], "allreduce");
+  EXPECT_EQ(a["Process Group Name"], "0");
+  EXPECT_EQ(a["In msg nelems"], 1024);
+  EXPECT_EQ(a["dtype"], "Float");
+  EXPECT_EQ(a["External id"], 11);
+}
+
 }  // namespace
 }  // namespace chakrashim::writers

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 #include <sstream>
 
 #include "bridge/bridge_log.h"
@@ -86,8 +87,20 @@ void write_device_trace(WindowOutput& o, std::string& summary, std::vector<std::
         }
       }
     }
+    // The comm args of a record_param_comms op go onto the kernels it
+    // launched too (NCCL's): trace_link reads the process group from the
+    // GPU op ("Process Group Name"), as Kineto writes it there.
+    std::unordered_map<std::uint64_t, const ExtraArgs*> comm_args;
+    for (const auto& thread : o.spans)
+      for (const auto& chunk : thread.chunks)
+        for (const auto& s : chunk)
+          if (s.extra != 0 && s.extra <= thread.extras.size()) comm_args.emplace(s.external_id, &thread.extras[s.extra - 1]);
     for (const auto& e : dev.events) {
-      w.device_event(e, e.name < dev.names.size() ? dev.names[e.name] : "", o.pid);
+      const ExtraArgs* extra = nullptr;
+      if (e.kind == DeviceEventKind::kernel && !comm_args.empty()) {
+        if (auto it = comm_args.find(e.external_id); it != comm_args.end()) extra = it->second;
+      }
+      w.device_event(e, e.name < dev.names.size() ? dev.names[e.name] : "", o.pid, extra);
       if (e.flow) w.flow(e, o.pid);
     }
     const bool written = w.end(o.trailer);

@@ -86,7 +86,20 @@ namespace {
 bool is_launch(DeviceEventKind k) { return k == DeviceEventKind::runtime || k == DeviceEventKind::driver; }
 }  // namespace
 
-void KinetoTraceWriter::device_event(const DeviceEvent& e, std::string_view name, std::int64_t pid) {
+namespace {
+void write_extra_args(JsonEmitter& json, const std::vector<std::pair<std::string, std::string>>* extra) {
+  if (!extra) return;
+  for (const auto& [name, value] : *extra) {
+    // Raw only when it really is one JSON value (as for host spans).
+    json.key(name);
+    if (nlohmann::json::accept(value)) json.raw(value);
+    else json.value(value);
+  }
+}
+}  // namespace
+
+void KinetoTraceWriter::device_event(const DeviceEvent& e, std::string_view name, std::int64_t pid,
+                                     const std::vector<std::pair<std::string, std::string>>* extra) {
   const auto dev = static_cast<std::int64_t>(e.device);
   const auto stream = static_cast<std::int64_t>(e.stream);
   switch (e.kind) {
@@ -114,6 +127,7 @@ void KinetoTraceWriter::device_event(const DeviceEvent& e, std::string_view name
       json_.key(s::kSharedMemory).value(e.shared_memory);
       json_.key(s::kGrid).begin_array().value(e.grid[0]).value(e.grid[1]).value(e.grid[2]).end_array();
       json_.key(s::kBlock).begin_array().value(e.block[0]).value(e.block[1]).value(e.block[2]).end_array();
+      write_extra_args(json_, extra);
       json_.end_object();
       break;
     case DeviceEventKind::memcpy:

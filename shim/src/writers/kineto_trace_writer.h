@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "chakrashim/events.h"
@@ -71,7 +72,10 @@ class KinetoTraceWriter {
   void step_span(const StepSpan& step);
   // One of the collector's events (after join_device_capture), named
   // `name`; launches are drawn on the OS pid `pid`.
-  void device_event(const DeviceEvent& e, std::string_view name, std::int64_t pid);
+  // `extra_args`: more (name, JSON value) args, e.g. the comm args of the
+  // record_param_comms op that launched an NCCL kernel.
+  void device_event(const DeviceEvent& e, std::string_view name, std::int64_t pid,
+                    const std::vector<std::pair<std::string, std::string>>* extra_args = nullptr);
   // The ac2g flow of a launch to its GPU op: call with the launch (start)
   // and with the GPU op (end); both carry e.flow.
   void flow(const DeviceEvent& e, std::int64_t pid);
