@@ -239,6 +239,57 @@ class GpuPathWithTheDouble(CaptureCase):
                     os.unlink(p)
 
 
+@unittest.skipUnless(FAKE, "the libcupti test double was not built")
+class SignalsWithTheDouble(CaptureCase):
+    """SIGTERM and the flush signal in mid-window finalize the GPU side too
+    (issue: never harm the job, the device side)."""
+
+    def run_until(self, sig, blocked=False):
+        import signal as _signal
+        import subprocess
+        args = ["400"] + (["--block"] if blocked else [])
+        proc = subprocess.Popen([PYTHON, "-u", os.path.join(JOBS, "signal_target.py"), *args],
+                                env=job_env(self.trace_dir, CHAKRA_START_STEP="2", CHAKRA_END_STEP="500",
+                                            CHAKRA_CUPTI_LIB=FAKE, CHAKRA_FLUSH_SIGNAL="USR1"),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        for line in proc.stdout:
+            if line.strip() == "step 5":
+                break
+        proc.send_signal(sig)
+        if sig == _signal.SIGUSR1:
+            # The window is written and the job goes on: wait for the files.
+            import time
+            for _ in range(200):
+                if os.path.exists(os.path.join(self.trace_dir, "0_kineto", "rank-0.json")):
+                    break
+                time.sleep(0.1)
+            proc.kill()
+        out, err = proc.communicate(timeout=120)
+        return proc.returncode, err
+
+    def assert_gpu_side(self, reason):
+        cap = Capture(self.trace_dir)
+        self.assertEqual(cap.meta["steps"]["reason"], reason)
+        self.assertEqual(cap.meta["device_trace"]["cupti"], "ok")
+        launches = [e for e in cap.events if e.get("cat") in LAUNCH_CATS]
+        gpu = [e for e in cap.events if e.get("cat") in GPU_CATS]
+        self.assertTrue(launches)
+        self.assertEqual(len(gpu), len(launches))
+        self.assert_check_passes()
+
+    def test_sigterm_writes_the_gpu_records_then_the_job_dies_of_it(self):
+        import signal as _signal
+        rc, err = self.run_until(_signal.SIGTERM)
+        self.assertEqual(rc, -_signal.SIGTERM, err)
+        self.assert_gpu_side("signal:SIGTERM")
+
+    def test_the_flush_signal_writes_the_gpu_records(self):
+        import signal as _signal
+        rc, err = self.run_until(_signal.SIGUSR1)
+        self.assert_gpu_side("signal:SIGUSR1")
+
+
 @unittest.skipUnless(REAL, "no CUDA 13 libcupti")
 class RealLibcuptiWithoutAGpu(CaptureCase):
     def test_one_line_and_a_host_trace(self):
