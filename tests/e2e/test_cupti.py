@@ -170,7 +170,8 @@ class GpuPathWithTheDouble(CaptureCase):
         grew_mib = (peak - peak_off) / 1024
         print(f"peak RSS: device trace off {peak_off / 1024:.1f} MiB, on {peak / 1024:.1f} MiB "
               f"(+{grew_mib:.1f} MiB; caps 0.125 + 8 MiB)")
-        self.assertLess(grew_mib, 0.125 + 8 + 24)
+        if not os.environ.get("CHAKRASHIM_TEST_SANITIZE"):  # shadow memory is not ours
+            self.assertLess(grew_mib, 0.125 + 8 + 24)
 
     def run_measured(self, **settings):
         """Runs plain_loop.py under the double through a small parent that

@@ -59,6 +59,9 @@ std::unique_ptr<at::ObserverContext> span_start(const at::RecordFunction& fn) {
   auto ctx = std::make_unique<SpanContext>();
   ctx->keep = capture.keeping();
   ctx->tid = os_tid();
+  // The start before the push and (in span_end) the pop before the end: the
+  // op's span then encloses every launch CUPTI attributes to it.
+  ctx->start_ns = now_ns();
   if (ctx->keep) {
     ctx->external_id = capture.next_external_id();
     // GPU work launched inside this op carries its External id. Not for
@@ -70,16 +73,15 @@ std::unique_ptr<at::ObserverContext> span_start(const at::RecordFunction& fn) {
       ctx->pushed = collector.push(ctx->external_id);
     }
   }
-  ctx->start_ns = now_ns();
   return ctx;
 }
 
 void span_end(const at::RecordFunction& fn, at::ObserverContext* ctx_ptr) {
   Capture& capture = Capture::instance();
   if (capture.dead()) return;
-  const std::int64_t end = now_ns();
   const auto* ctx = static_cast<const SpanContext*>(ctx_ptr);
   if (ctx && ctx->pushed) collector::Collector::instance().pop();
+  const std::int64_t end = now_ns();
   if (ctx && ctx->keep) {
     HostSpan span;
     span.category = fn.scope() == at::RecordScope::USER_SCOPE ? HostCategory::user_annotation

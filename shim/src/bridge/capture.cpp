@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <thread>
 
 #include "bridge/bridge_log.h"
 #include "bridge/callbacks.h"
@@ -209,6 +210,15 @@ void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> par
   // has delivered the signal again.
   if (!from_signal) signals_.stop();
   keeping_.store(false, std::memory_order_release);
+  if (et_.added() && spans_.threads() > 1) {
+    // torch's disable is a flag, and its remove writes the file's tail
+    // without the lock its callbacks write under: an op that another thread
+    // started just before the disable could still be writing its node (a
+    // race TSan showed on a job with a second thread running ops). Ops take
+    // microseconds; let theirs finish. Only when other threads ran ops.
+    et_.disable();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
   et_.remove();
   et_fd_.store(-1);
   at::removeCallback(op_span_handle_);

@@ -54,20 +54,27 @@ int find_fd_of(const std::string& path) {
 
 }  // namespace
 
-bool EtObserver::someone_else_observing() {
-  // torch keeps the observer in GlobalStateManager<ExecutionTraceObserver>::
-  // singleton()::singleton_, a library-local static whose first member is a
-  // std::shared_ptr: its first word is the observer's address. Our own
-  // instantiation of that template would be a different object, so read
-  // libtorch's through a handle (RTLD_DEFAULT cannot see RTLD_LOCAL libtorch).
+namespace {
+// torch keeps the observer in GlobalStateManager<ExecutionTraceObserver>::
+// singleton()::singleton_, a library-local static whose one member is a
+// std::shared_ptr<ExecutionTraceObserver> (torch/csrc/profiler/util.h). Our
+// own instantiation of that template would be a different object, so it is
+// read from libtorch through a handle (RTLD_DEFAULT cannot see an
+// RTLD_LOCAL libtorch). nullptr when this torch has no such symbol.
+const std::shared_ptr<void>* torch_et_slot() {
   void* torch = ::dlopen("libtorch_cpu.so", RTLD_NOW | RTLD_NOLOAD);
-  if (!torch) return false;
+  if (!torch) return nullptr;
   void* sym = ::dlsym(torch,
                       "_ZZN5torch8profiler4impl18GlobalStateManagerINS1_"
                       "22ExecutionTraceObserverEE9singletonEvE10singleton_");
-  const bool present = sym && *static_cast<void* const*>(sym) != nullptr;
-  ::dlclose(torch);
-  return present;
+  ::dlclose(torch);  // libtorch stays loaded: the job holds it
+  return static_cast<const std::shared_ptr<void>*>(sym);
+}
+}  // namespace
+
+bool EtObserver::someone_else_observing() {
+  const auto* slot = torch_et_slot();
+  return slot && slot->get() != nullptr;
 }
 
 bool EtObserver::add(const std::string& partial_path, std::string& error) {
@@ -107,6 +114,12 @@ void EtObserver::disable() {
 void EtObserver::remove() {
   if (!added()) return;
   disable();
+  // torch's remove deletes the observer while another thread may be inside
+  // its start callback, which read the raw pointer just before (seen as a
+  // heap-use-after-free under TSan, with a user thread running ops at the
+  // window's end). A reference of ours keeps the object alive for the rest
+  // of the process; torch still finalizes the file and unregisters.
+  if (const auto* slot = torch_et_slot()) keep_alive_ = *slot;
   QuietTorchLog quiet;
   impl::removeExecutionTraceObserver();
   state_ = State::removed;

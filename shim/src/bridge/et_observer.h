@@ -9,6 +9,7 @@
 // with torch's log level raised so the job's stderr stays as it was.
 #pragma once
 
+#include <memory>
 #include <string>
 
 namespace chakrashim::bridge {
@@ -37,6 +38,8 @@ class EtObserver {
   enum class State { none, disabled, enabled, removed };
   State state_ = State::none;
   int fd_ = -1;
+  // The observer torch deletes at remove, kept alive (see remove()).
+  std::shared_ptr<void> keep_alive_;
 };
 
 }  // namespace chakrashim::bridge

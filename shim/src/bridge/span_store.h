@@ -62,6 +62,11 @@ class SpanStore {
   std::vector<ThreadSpans> take_all();
   // Bytes held: chunk capacity, interned names, extra args (for the cap).
   std::uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
+  // Threads that recorded spans (ever). Thread-safe.
+  std::size_t threads() {
+    std::lock_guard<std::mutex> lock(registry_mutex_);
+    return buffers_.size();
+  }
 
  private:
   struct ThreadBuffer {
