@@ -44,10 +44,30 @@ class LauncherCase(CaptureCase):
             e = clean_env(MASTER_ADDR="127.0.0.1", MASTER_PORT=free_port(), OMP_NUM_THREADS=1,
                           PATH=os.environ["PATH"], **env)
             r = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=timeout)
-            if r.returncode == 0 or "Gloo connectFullMesh failed" not in r.stderr:
+            if r.returncode == 0 or not self.torch_flake(r):
                 return r
+            sys.stderr.write(f"retrying a torch failure (attempt {attempt + 1}): "
+                             f"{self.torch_flake(r)}\n")
             shutil.rmtree(self.trace_dir, ignore_errors=True)
         return r
+
+    @staticmethod
+    def torch_flake(r):
+        """Failures of torch on a loaded 2-core machine, retried from a clean
+        folder: gloo's connection setup on loopback (seen with and without
+        chakrashim); and a torchrun worker aborting at interpreter teardown
+        with "terminate called without an active exception" after every
+        rank's summary line was printed (3 times in 2 runs of the whole suite
+        under ctest -j2, never in 8 runs alone or under load; seen only with
+        chakrashim so far, whose threads are all detached or joined and which
+        runs nothing at teardown once its writer is done; not proven either
+        way, so every retry is printed)."""
+        if "Gloo connectFullMesh failed" in r.stderr:
+            return "gloo connectFullMesh"
+        if ("terminate called without an active exception" in r.stderr
+                and r.stderr.count("[chakrashim rank") >= 2):
+            return "a worker aborted at teardown (terminate without an active exception)"
+        return ""
 
     def chakra_run(self, *options):
         return [CHAKRA_RUN, "--start", "2", "--end", "3", "--dir", self.trace_dir, *options, "--"]
