@@ -98,6 +98,13 @@ void write_extra_args(JsonEmitter& json, const std::vector<std::pair<std::string
 }
 }  // namespace
 
+void KinetoTraceWriter::gpu_op_args(const DeviceEvent& e) {
+  json_.key(s::kDevice).value(e.device);
+  json_.key(s::kContext).value(e.context);
+  json_.key(s::kStream).value(e.stream);
+  json_.key(s::kCorrelation).value(e.correlation);
+}
+
 void KinetoTraceWriter::device_event(const DeviceEvent& e, std::string_view name, std::int64_t pid,
                                      const std::vector<std::pair<std::string, std::string>>* extra) {
   const auto dev = static_cast<std::int64_t>(e.device);
@@ -119,10 +126,7 @@ void KinetoTraceWriter::device_event(const DeviceEvent& e, std::string_view name
       json_.key(s::kArgs).begin_object();
       if (e.external_id) json_.key(s::kExternalId).value(e.external_id);
       json_.key(s::kQueued).value(e.extra);
-      json_.key(s::kDevice).value(e.device);
-      json_.key(s::kContext).value(e.context);
-      json_.key(s::kStream).value(e.stream);
-      json_.key(s::kCorrelation).value(e.correlation);
+      gpu_op_args(e);
       json_.key(s::kRegistersPerThread).value(e.registers);
       json_.key(s::kSharedMemory).value(e.shared_memory);
       json_.key(s::kGrid).begin_array().value(e.grid[0]).value(e.grid[1]).value(e.grid[2]).end_array();
@@ -136,10 +140,7 @@ void KinetoTraceWriter::device_event(const DeviceEvent& e, std::string_view name
                 e.start_ns, e.end_ns);
       json_.key(s::kArgs).begin_object();
       if (e.external_id) json_.key(s::kExternalId).value(e.external_id);
-      json_.key(s::kDevice).value(e.device);
-      json_.key(s::kContext).value(e.context);
-      json_.key(s::kStream).value(e.stream);
-      json_.key(s::kCorrelation).value(e.correlation);
+      gpu_op_args(e);
       json_.key(s::kBytes).value(e.extra);
       // bytes per ns = GB/s, as Kineto computes it.
       if (e.end_ns > e.start_ns) {

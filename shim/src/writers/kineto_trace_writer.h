@@ -87,6 +87,8 @@ class KinetoTraceWriter {
  private:
   void span_head(std::string_view cat, std::string_view name, std::int64_t pid, std::int64_t tid,
                  std::int64_t start_ns, std::int64_t end_ns);
+  // device, context, stream, correlation: what every GPU op carries.
+  void gpu_op_args(const DeviceEvent& e);
 
   JsonEmitter json_;
   std::int64_t base_ns_;
