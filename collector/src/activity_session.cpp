@@ -319,6 +319,10 @@ DeviceCapture Collector::stop() {
   // Blocking: every buffer, partial ones too, reaches on_buffer_complete.
   api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   stop_decoding(s);
+  // Drops after the last completed buffer (the pool was empty to the end,
+  // so no buffer completed to ask with) are counted here.
+  if (std::size_t late = 0; api.ActivityGetNumDroppedRecords(nullptr, 0, &late) == CUPTI_SUCCESS)
+    s.cupti_dropped.fetch_add(late, std::memory_order_relaxed);
   DeviceCapture out = std::move(s.buffers->capture());
   s.buffers.reset();
   out.cupti = "ok";

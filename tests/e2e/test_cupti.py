@@ -158,6 +158,9 @@ class GpuPathWithTheDouble(CaptureCase):
         dropped = cap.meta["device_trace"]["dropped_records"]
         s = next(iter(stats(self.stats_glob.replace("%p", "*")).values()))
         self.assertGreater(s["dropped"], 0)
+        # Ours adds the decoded records beyond CHAKRA_MAX_MEMORY to CUPTI's
+        # count, so it is at least what the library dropped; the library's
+        # last drops (no buffer ever completed after them) must be in it too.
         self.assertGreaterEqual(dropped, s["dropped"], "every record the library dropped is counted")
         self.assertIn("dropped", r.stderr)
         checked = run_check([self.trace_dir])
