@@ -54,6 +54,19 @@ void KinetoTraceWriter::span_head(std::string_view cat, std::string_view name, s
   json_.key(s::kDur).raw(format_us(end_ns, start_ns));
 }
 
+namespace {
+void write_extra_args(JsonEmitter& json, const std::vector<std::pair<std::string, std::string>>* extra) {
+  if (!extra) return;
+  for (const auto& [name, value] : *extra) {
+    // Raw only when it really is one JSON value: the file must stay valid
+    // whatever a torch version hands us.
+    json.key(name);
+    if (nlohmann::json::accept(value)) json.raw(value);
+    else json.value(value);
+  }
+}
+}  // namespace
+
 void KinetoTraceWriter::host_span(const HostSpan& span) {
   const auto cat = span.category == HostCategory::cpu_op ? s::kCatCpuOp : s::kCatUserAnnotation;
   span_head(cat, span.name, span.pid, span.tid, span.start_ns, span.end_ns);
@@ -62,13 +75,7 @@ void KinetoTraceWriter::host_span(const HostSpan& span) {
   if (span.rf_id != 0) json_.key(s::kRecordFunctionId).value(span.rf_id);
   if (span.sequence_nr) json_.key(s::kSequenceNumber).value(*span.sequence_nr);
   if (span.fwd_thread_id) json_.key(s::kFwdThreadId).value(*span.fwd_thread_id);
-  for (const auto& [name, value] : span.extra_args) {
-    // Raw only when it really is one JSON value: the file must stay valid
-    // whatever a torch version hands us.
-    json_.key(name);
-    if (nlohmann::json::accept(value)) json_.raw(value);
-    else json_.value(value);
-  }
+  write_extra_args(json_, &span.extra_args);
   json_.end_object();
   json_.end_object().newline();
 }
@@ -86,17 +93,6 @@ namespace {
 bool is_launch(DeviceEventKind k) { return k == DeviceEventKind::runtime || k == DeviceEventKind::driver; }
 }  // namespace
 
-namespace {
-void write_extra_args(JsonEmitter& json, const std::vector<std::pair<std::string, std::string>>* extra) {
-  if (!extra) return;
-  for (const auto& [name, value] : *extra) {
-    // Raw only when it really is one JSON value (as for host spans).
-    json.key(name);
-    if (nlohmann::json::accept(value)) json.raw(value);
-    else json.value(value);
-  }
-}
-}  // namespace
 
 void KinetoTraceWriter::gpu_op_args(const DeviceEvent& e) {
   json_.key(s::kDevice).value(e.device);
