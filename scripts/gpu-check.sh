@@ -19,9 +19,11 @@
 #   --pack/--no-pack leave only gpu-check.log, summary.txt and results.tar.gz
 #                    in DIR (default: --pack when DIR came from $OUT)
 #   --jobs N         build jobs (default nproc)
-#   --torch-min      build against scripts/gpu_check/torch_min (libtorch_cpu and
-#                    c10, no CUDA) instead of torch's own CMake config; also
-#                    the automatic retry when a CUDA torch's config fails
+#   --torch-min      build with the minimal torch config (cmake/torch_minimal:
+#                    libtorch_cpu and c10, no CUDA) instead of torch's own
+#                    CMake config; the build also falls back to it by itself
+#                    when a CUDA torch's config cannot configure
+#                    (cmake/ChakraTorch.cmake)
 #
 # Exit status: 0 PASS, 1 FAIL (summary.txt says which criteria), 2 usage.
 set -euo pipefail
@@ -216,8 +218,8 @@ if [ -n "${loc[nvcc]}" ]; then
   log "cuda: include ${loc[cuda_include]:-not found}, cudart ${loc[cudart]:-not found}, nvrtc ${loc[nvrtc]:-not found}"
   log "cupti: headers in ${loc[cupti_include]:-not found}"
 elif [ "$mode" = gpu ]; then
-  # A CUDA torch's own CMake config needs the toolkit: go straight to torch_min.
-  log "warning: no nvcc (PATH, CUDA_HOME, /usr/local/cuda*, the nvidia pip wheels): building with scripts/gpu_check/torch_min"
+  # A CUDA torch's own CMake config needs the toolkit: go straight to minimal.
+  log "warning: no nvcc (PATH, CUDA_HOME, /usr/local/cuda*, the nvidia pip wheels): building with the minimal torch config (cmake/torch_minimal)"
   torch_min=1
 else
   log "nvcc: not found (the GPU run needs it; the dry run goes on without)"
@@ -279,17 +281,17 @@ if [ "$torch_min" = 0 ]; then
     [ -n "${loc[torch_cuda]}" ] || fail "cmake configure failed (logs/configure.log)"
     # A CUDA torch's own config locates the whole toolkit; the bridge needs
     # only libtorch_cpu and c10.
-    log "configure with torch's own CMake config failed; retrying with scripts/gpu_check/torch_min (libtorch_cpu + c10, no CUDA)"
+    log "configure with torch's own CMake config failed; retrying with the minimal torch config (cmake/torch_minimal: libtorch_cpu + c10, no CUDA)"
     torch_config=""
   fi
 else
-  log "configure: --torch-min: against scripts/gpu_check/torch_min (libtorch_cpu + c10, no CUDA)"
+  log "configure: --torch-min: with the minimal torch config (cmake/torch_minimal: libtorch_cpu + c10, no CUDA)"
   torch_config=""
 fi
 if [ -z "$torch_config" ]; then
   torch_config=torch_min
   rm -rf "$build/CMakeCache.txt" "$build/CMakeFiles"
-  configure "-DTorch_DIR=$here/gpu_check/torch_min" >"$logs/configure-torch_min.log" 2>&1 ||
+  configure -DCHAKRA_TORCH_CONFIG=minimal >"$logs/configure-torch_min.log" 2>&1 ||
     { show_tail "$logs/configure-torch_min.log" 30; fail "cmake configure with torch_min failed (logs/configure*.log)"; }
 fi
 log "configure: done with $torch_config's config ($(grep -h 'chakrashim: torch' "$logs"/configure*.log | head -n 1 | sed 's/^-- //' || true))"

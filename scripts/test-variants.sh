@@ -36,13 +36,16 @@ log() { echo "[variants] $*"; }
 # - tools.check and tools.link: the readers and the linker on real and
 #   golden traces, with the CLI's rank threads.
 # TSan runs the parts with threads: the unit tests (rank pools of check,
-# link and report), the captures (writer thread) and the signal handoff.
+# link and report), the captures (writer thread), the signal handoff (the
+# relay's watcher, the torch.distributed watch thread) and the fork tests
+# (children forked while other threads run ops; TSan runs them with
+# die_after_fork=0, see tests/support/chakra_test.py).
 # (GoogleTest names start with a capital; CTest's own tests are label.name.)
 # - unit.cupti_decoder.*, unit.fake_cupti_selftest and e2e.cupti: the CUPTI
 #   collector (decode thread, CUPTI's buffer callbacks on the double's
 #   worker thread, the op-span pushes) on a real job.
 asan_tests='^[A-Z]|^unit\.|^preload\.(exports|runpath|inert|readme_vars)$|^e2e\.(window|exit_and_files|signals|cupti)$|^tools\.(check|link)$'
-tsan_tests='^[A-Z]|^unit\.|^preload\.(runpath|inert)$|^e2e\.(window|signals|cupti)$'
+tsan_tests='^[A-Z]|^unit\.|^preload\.(runpath|inert)$|^e2e\.(window|signals|fork|cupti)$'
 san_targets=(chakrashim chakrashim_torch chakrashim_cli chakrashim_unit_tests chakra_runpath_host
              chakra_fixture_outer chakra_fixture_dep chakra_naive_wrapper chakra_thread_count
              chakrashim_cupti_decoder_tests chakra_fake_cupti chakra_fake_cupti_selftest)

@@ -59,6 +59,7 @@ struct State {
   std::atomic<BufferPool*> pool_ptr{nullptr};
   std::atomic<const CuptiApi*> api{nullptr};
   std::atomic<bool> active{false};
+  std::atomic<bool> standing_back{false};  // stand_back() left kinds enabled
   std::optional<RecordDecoder> decoder;
   std::vector<CUpti_ActivityKind> enabled;
   std::vector<CUpti_CallbackId> driver_enabled;
@@ -193,6 +194,7 @@ StartOutcome Collector::start(const CollectorConfig& config) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   if (s.active.load()) return {"ok", ""};
+  if (s.standing_back.load()) return {"profiler_active", ""};
   if (!cuda_present(config)) return {"absent", ""};
   if (!s.lib) {
     LocateInput where;
@@ -226,7 +228,7 @@ StartOutcome Collector::start(const CollectorConfig& config) {
   bool calibrated = false;
   const std::int64_t offset = clock_offset(api, calibrated);
   s.buffers.emplace(*s.decoder, api.ActivityGetNextRecord, api.GetCallbackName, offset,
-                    std::max<std::size_t>(config.event_bytes / sizeof(DeviceEvent), 1024));
+                    config.budget);
   s.buffers->capture().clock = calibrated ? "calibrated" : "realtime";
 
   {
@@ -304,14 +306,41 @@ void Collector::note_thread(std::int64_t os_tid) {
   s.threads.emplace_back(static_cast<std::uint32_t>(::pthread_self()), os_tid);
 }
 
-DeviceCapture Collector::stop() {
+namespace {
+// cuCtxSynchronize on every device, on a thread of its own, waited for at
+// most `limit`. The thread owns a reference to its state, so one that is
+// still stuck after the limit (a hung collective) touches nothing freed.
+bool synchronize_within(const CudaDriver& driver, std::chrono::milliseconds limit) {
+  struct Shared {
+    std::mutex m;
+    std::condition_variable cv;
+    bool done = false;
+  };
+  auto shared = std::make_shared<Shared>();
+  try {
+    std::thread([shared, driver] {
+      driver.synchronize();
+      std::lock_guard<std::mutex> lock(shared->m);
+      shared->done = true;
+      shared->cv.notify_all();
+    }).detach();
+  } catch (...) {
+    return driver.synchronize();  // no thread to be had: as before, unbounded
+  }
+  std::unique_lock<std::mutex> lock(shared->m);
+  return shared->cv.wait_for(lock, limit, [&] { return shared->done; });
+}
+}  // namespace
+
+DeviceCapture Collector::stop(std::chrono::milliseconds sync_limit) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   if (!s.active.exchange(false)) return DeviceCapture{};
   const CuptiApi& api = s.lib->api();
   // CUPTI's flush does not wait for the device: work launched in the last
   // step must have finished for its records to exist.
-  if (s.driver.present()) s.driver.synchronize();
+  std::string sync = "none";
+  if (s.driver.present()) sync = synchronize_within(s.driver, sync_limit) ? "ok" : "timed_out";
   for (const auto kind : s.enabled) api.ActivityDisable(kind);
   s.enabled.clear();
   for (const auto cbid : s.driver_enabled) api.ActivityEnableDriverApi(cbid, 0);
@@ -326,14 +355,44 @@ DeviceCapture Collector::stop() {
   DeviceCapture out = std::move(s.buffers->capture());
   s.buffers.reset();
   out.cupti = "ok";
+  out.device_sync = sync;
   out.dropped_records += s.cupti_dropped.load();
   {
     std::lock_guard<std::mutex> t(s.threads_mutex);
     out.threads = std::move(s.threads);
     s.threads.clear();
   }
-  if (s.driver.present()) out.device_properties_json = s.driver.device_properties_json();
+  // Device properties ask the driver, which a hung device may block too.
+  if (s.driver.present() && sync != "timed_out")
+    out.device_properties_json = s.driver.device_properties_json();
   return out;
+}
+
+void Collector::stand_back() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!s.active.exchange(false)) return;
+  // No disable, no flush: the kinds and the buffer callbacks may be the
+  // profiler's now. Buffers that complete from here reach its callbacks.
+  // The kinds we enabled are disabled once the profiler is gone.
+  s.standing_back.store(true);
+  stop_decoding(s);
+  s.buffers.reset();
+  std::lock_guard<std::mutex> t(s.threads_mutex);
+  s.threads.clear();
+}
+
+bool Collector::standing_back() const { return state().standing_back.load(); }
+
+void Collector::release_after_stand_back() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!s.standing_back.exchange(false) || !s.lib) return;
+  const CuptiApi& api = s.lib->api();
+  for (const auto kind : s.enabled) api.ActivityDisable(kind);
+  s.enabled.clear();
+  for (const auto cbid : s.driver_enabled) api.ActivityEnableDriverApi(cbid, 0);
+  s.driver_enabled.clear();
 }
 
 }  // namespace chakrashim::collector

@@ -59,8 +59,15 @@ const char* overhead_kind_string(std::uint32_t k) {
 }  // namespace
 
 BufferDecoder::BufferDecoder(RecordDecoder decoder, NextRecordFn next, CallbackNameFn names,
-                             std::int64_t clock_offset_ns, std::size_t max_events)
-    : decoder_(decoder), next_(next), names_(names), offset_(clock_offset_ns), max_events_(max_events) {}
+                             std::int64_t clock_offset_ns, MemoryBudget* budget)
+    : decoder_(decoder), next_(next), names_(names), offset_(clock_offset_ns), budget_(budget) {}
+
+bool BufferDecoder::room(std::size_t count, std::size_t size, std::size_t& charged) {
+  if (!budget_ || (count + 1) * size <= charged) return true;
+  if (!budget_->try_charge(kChargeBlock)) return false;
+  charged += kChargeBlock;
+  return true;
+}
 
 std::uint32_t BufferDecoder::intern(std::string name) {
   auto it = name_index_.find(name);
@@ -94,6 +101,11 @@ void BufferDecoder::decode(std::uint8_t* buffer, std::size_t valid) {
         ++capture_.invalid_records;
         continue;
       case DecodeOutcome::correlation:
+        if (!room(capture_.correlations.size(), sizeof(CorrelationLink), correlations_charged_)) {
+          // Over CHAKRA_MAX_MEMORY: the GPU ops of this launch lose their op.
+          ++capture_.dropped_records;
+          continue;
+        }
         capture_.correlations.push_back(CorrelationLink{d.corr_correlation, d.corr_external});
         continue;
       case DecodeOutcome::event:
@@ -107,7 +119,7 @@ void BufferDecoder::decode(std::uint8_t* buffer, std::size_t valid) {
       ++capture_.invalid_records;
       continue;
     }
-    if (capture_.events.size() >= max_events_) {
+    if (!room(capture_.events.size(), sizeof(DeviceEvent), events_charged_)) {
       // Over CHAKRA_MAX_MEMORY: counted, and the trace says where it was cut.
       ++capture_.dropped_records;
       if (!capture_.truncated_at_ns) capture_.truncated_at_ns = e.start_ns;

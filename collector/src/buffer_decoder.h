@@ -12,6 +12,7 @@
 #include <cupti_activity.h>
 
 #include "chakrashim/events.h"
+#include "chakrashim/memory_budget.h"
 #include "record_decoder.h"
 
 namespace chakrashim::collector {
@@ -22,10 +23,15 @@ class BufferDecoder {
   // cuptiGetCallbackName, for launch names; nullptr gives "cuda_runtime_cbid_N".
   using CallbackNameFn = CUptiResult (*)(CUpti_CallbackDomain, uint32_t, const char**);
 
-  // `max_events`: decoded events beyond it are dropped and counted (the
-  // host-memory cap); `clock_offset_ns` is added to every CUPTI time.
+  // `budget`: the window's one memory budget (CHAKRA_MAX_MEMORY), charged
+  // a block at a time as events and correlation records accumulate; what
+  // it refuses is dropped and counted. nullptr: no bound (benchmarks).
+  // `clock_offset_ns` is added to every CUPTI time.
   BufferDecoder(RecordDecoder decoder, NextRecordFn next, CallbackNameFn names,
-                std::int64_t clock_offset_ns, std::size_t max_events);
+                std::int64_t clock_offset_ns, MemoryBudget* budget);
+
+  // Bytes charged at a time: about a thousand events.
+  static constexpr std::size_t kChargeBlock = 64 * 1024;
 
   void decode(std::uint8_t* buffer, std::size_t valid_bytes);
   DeviceCapture& capture() { return capture_; }
@@ -39,7 +45,13 @@ class BufferDecoder {
   NextRecordFn next_;
   CallbackNameFn names_;
   std::int64_t offset_;
-  std::size_t max_events_;
+  // Room for one more record of `size` bytes in a store holding `count`
+  // records, charged `charged` bytes so far; false when the budget refuses.
+  bool room(std::size_t count, std::size_t size, std::size_t& charged);
+
+  MemoryBudget* budget_;
+  std::size_t events_charged_ = 0;        // bytes
+  std::size_t correlations_charged_ = 0;  // bytes
   DeviceCapture capture_;
   std::unordered_map<const char*, std::uint32_t> kernel_name_by_ptr_;
   std::unordered_map<std::string, std::uint32_t> name_index_;

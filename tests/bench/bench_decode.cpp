@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
   // --- walk + decode + intern ---
   const long rss_before = status_kib("VmRSS:");
   collector::BufferDecoder decoder(collector::RecordDecoder(version, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2),
-                                   next, names, 0, SIZE_MAX / 2);
+                                   next, names, 0, nullptr);
   t = std::chrono::steady_clock::now();
   for (std::size_t b = 0; b < buffers.size(); ++b)
     decoder.decode(reinterpret_cast<std::uint8_t*>(buffers[b].data()), valid[b]);

@@ -14,6 +14,7 @@ from e2e_case import CaptureCase
 from harness import JOBS, PYTHON, Capture, all_files, job_env, run, run_check, run_job
 
 FAKE = os.environ.get("CHAKRASHIM_TEST_FAKE_CUPTI", "")
+FAKE_CUDA = os.environ.get("CHAKRASHIM_TEST_FAKE_CUDA", "")
 REAL = os.environ.get("CHAKRASHIM_TEST_CUPTI13_LIB", "")
 GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
 LAUNCH_CATS = ("cuda_runtime", "cuda_driver")
@@ -154,7 +155,12 @@ class GpuPathWithTheDouble(CaptureCase):
                      FAKE_CUPTI_KERNELS_PER_OP=2000, FAKE_CUPTI_MEMCPY_EVERY=0)
         r, peak = self.run_measured(**flood)
         self.assert_ran(r)
-        cap = self.assert_valid_capture([2, 3, 4])
+        # The decoded records share CHAKRA_MAX_MEMORY with the spans: the
+        # flood may fill it and cut the window (memory_cap) before step 4.
+        cap = Capture(self.trace_dir)
+        self.assertIn(cap.meta["steps"]["reason"], ("end_step", "memory_cap"))
+        self.assertEqual(cap.et_steps(), cap.meta["steps"]["captured"])
+        self.assert_check_passes()
         dropped = cap.meta["device_trace"]["dropped_records"]
         s = next(iter(stats(self.stats_glob.replace("%p", "*")).values()))
         self.assertGreater(s["dropped"], 0)
@@ -202,6 +208,21 @@ class GpuPathWithTheDouble(CaptureCase):
         self.assertIsNotNone(dt["truncated_at"])
         self.assertLessEqual(len(launches) + len(gpu), (4 << 20) // 96 + 1)
 
+    def test_spans_and_gpu_records_share_one_memory_budget(self):
+        # Never harm the job, part two, item 9: GPU records that fill
+        # CHAKRA_MAX_MEMORY cut the window as spans do (each side used to get
+        # the whole cap, and correlation records none).
+        r = self.run_fake(CHAKRA_END_STEP=8, CHAKRA_MAX_MEMORY="3M", FAKE_CUPTI_KERNELS_PER_OP=300,
+                          FAKE_CUPTI_MEMCPY_EVERY=0, CHAKRA_CUPTI_BUFFERS="64M")
+        self.assert_ran(r)
+        cap = Capture(self.trace_dir)
+        steps = cap.meta["steps"]
+        self.assertEqual(steps["reason"], "memory_cap", r.stderr)
+        self.assertTrue(steps["cut_short"])
+        self.assertIsNotNone(cap.meta["device_trace"]["truncated_at"])
+        self.assertIn("CHAKRA_MAX_MEMORY", r.stderr)
+        self.assert_check_passes()
+
     def test_cupti_refused_gives_one_line_and_a_host_trace(self):
         r = self.run_fake(FAKE_CUPTI_REFUSE=1)
         self.assert_ran(r)
@@ -222,6 +243,23 @@ class GpuPathWithTheDouble(CaptureCase):
         self.assertEqual(cap.meta["device_trace"]["cupti"], "profiler_active")
         self.assertIn("torch.profiler is running", r.stderr)
         self.assertEqual(stats(self.stats_glob.replace("%p", "*")), {}, "we never called CUPTI")
+
+    def test_a_torch_profiler_started_in_the_window_gets_cupti_to_itself(self):
+        # Never harm the job, part two, item 10: the profiler starts at step 3
+        # of the window 2..8 and stops at step 5. From its start, chakrashim
+        # touches CUPTI no more (no disable, no flush under it); once it
+        # stopped, the kinds we enabled are switched off.
+        r = self.run_fake("profiled.py", (12, 3, 5), CHAKRA_END_STEP=8)
+        self.assert_ran(r)
+        cap = self.assert_valid_capture(list(range(2, 9)))
+        self.assertEqual(cap.meta["device_trace"]["cupti"], "profiler_active")
+        self.assertFalse([e for e in cap.events if e.get("cat") in GPU_CATS + LAUNCH_CATS])
+        lines = [l for l in r.stderr.splitlines() if "started torch.profiler in the capture window" in l]
+        self.assertEqual(len(lines), 1, r.stderr)
+        s = next(iter(stats(self.stats_glob.replace("%p", "*")).values()))
+        self.assertGreater(s["enables"], 0)
+        self.assertEqual(s["flushes"], 0, "no flush under the profiler")
+        self.assertEqual(s["enabled_at_exit"], [], "our kinds are off once the profiler stopped")
 
     @unittest.skipIf("thread" in os.environ.get("CHAKRASHIM_TEST_SANITIZE", ""),
                      "TSan does not support threads after fork")
@@ -292,6 +330,61 @@ class SignalsWithTheDouble(CaptureCase):
         import signal as _signal
         rc, err = self.run_until(_signal.SIGUSR1)
         self.assert_gpu_side("signal:SIGUSR1")
+
+
+@unittest.skipUnless(FAKE and FAKE_CUDA, "the libcupti and libcuda test doubles were not built")
+class BoundedDeviceSync(CaptureCase):
+    """Never harm the job, part two, item 6: the device sync before CUPTI's
+    flush is bounded by CHAKRA_EXIT_TIMEOUT. A rank stuck in a collective
+    (here: a libcuda double whose cuCtxSynchronize never returns) still
+    finalizes its files and dies of its SIGTERM."""
+
+    def env(self, **settings):
+        from harness import PRELOAD
+        env = job_env(self.trace_dir, CHAKRA_START_STEP="2", CHAKRA_CUPTI_LIB=FAKE,
+                      CHAKRA_EXIT_TIMEOUT="3", **settings)
+        # The libcuda double first, so that the collector finds "libcuda.so.1".
+        env["LD_PRELOAD"] = env["LD_PRELOAD"].replace(PRELOAD, FAKE_CUDA + ":" + PRELOAD)
+        return env
+
+    def test_sigterm_with_a_hung_device_ends_the_job_within_the_bound(self):
+        import signal as _signal
+        import subprocess
+        import time
+        proc = subprocess.Popen([PYTHON, "-u", os.path.join(JOBS, "signal_target.py"), "400"],
+                                env=self.env(CHAKRA_END_STEP="500", FAKE_CUDA_SYNC="hang"),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        for line in proc.stdout:
+            if line.strip() == "step 5":
+                break
+        t0 = time.monotonic()
+        proc.send_signal(_signal.SIGTERM)
+        try:
+            _, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            self.fail("the job outlived its SIGTERM by 60 s: the device sync is not bounded")
+        self.assertEqual(proc.returncode, -_signal.SIGTERM, err)
+        self.assertLess(time.monotonic() - t0, 3 + 10)
+        cap = Capture(self.trace_dir)
+        self.assertEqual(cap.meta["device_trace"]["device_sync"], "timed_out")
+        self.assertEqual(cap.meta["steps"]["reason"], "signal:SIGTERM")
+        self.assert_check_passes()
+
+    def test_a_hung_device_at_the_windows_end_delays_the_job_by_the_bound_only(self):
+        r = run_job("plain_loop.py", (8,), self.env(CHAKRA_END_STEP="4", FAKE_CUDA_SYNC="hang"))
+        self.assert_ran(r)
+        cap = self.assert_valid_capture([2, 3, 4])
+        self.assertEqual(cap.meta["device_trace"]["device_sync"], "timed_out")
+        self.assertEqual(cap.dev["deviceProperties"], [], "the driver is not asked again")
+
+    def test_a_device_that_syncs_gives_device_properties(self):
+        r = run_job("plain_loop.py", (8,), self.env(CHAKRA_END_STEP="4"))
+        self.assert_ran(r)
+        cap = self.assert_valid_capture([2, 3, 4])
+        self.assertEqual(cap.meta["device_trace"]["device_sync"], "ok")
+        self.assertEqual(cap.dev["deviceProperties"][0]["name"], "Fake GPU 0")
 
 
 @unittest.skipUnless(REAL, "no CUDA 13 libcupti")

@@ -27,6 +27,54 @@ class ExitAndFiles(CaptureCase):
         self.assertEqual(cap.et_steps(), [2, 3])
         self.assert_check_passes()
 
+    # Op spans at half of torch.profiler's cost, goal 4: a job that ends
+    # right after a completed step used to get an empty ProfilerStep#N+1
+    # (interpreter teardown, up to 500 ms) and partial_last_step N+1.
+    def assert_no_empty_partial_step(self, steps):
+        cap = Capture(self.trace_dir)
+        self.assertEqual(cap.meta["steps"]["captured"], steps)
+        self.assertIsNone(cap.meta["steps"]["partial_last_step"])
+        self.assertEqual(cap.device_steps(), steps)
+        self.assert_check_passes()
+
+    def test_a_normal_end_right_after_a_step_writes_no_empty_step(self):
+        r = run_job("exit_mid_window.py", ["end"], job_env(self.trace_dir, CHAKRA_START_STEP=2,
+                                                           CHAKRA_END_STEP=9))
+        self.assert_ran(r)
+        self.assert_no_empty_partial_step([2, 3])
+
+    def test_sys_exit_and_an_exception_right_after_a_step_write_no_empty_step(self):
+        for how, rc in (("exit", 3), ("raise", 1)):
+            with self.subTest(how=how):
+                self.trace_dir = os.path.join(os.path.dirname(self.trace_dir), "traces-" + how)
+                r = run_job("exit_mid_window.py", [how, 3],
+                            job_env(self.trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=6))
+                self.assert_ran(r, rc=rc)
+                self.assert_no_empty_partial_step([2, 3])
+
+    def test_sigterm_and_sigint_right_after_a_step_write_no_empty_step(self):
+        import signal
+        for how, sig in (("sigterm", signal.SIGTERM), ("sigint", signal.SIGINT)):
+            with self.subTest(how=how):
+                self.trace_dir = os.path.join(os.path.dirname(self.trace_dir), "traces-" + how)
+                r = run_job("exit_mid_window.py", [how],
+                            job_env(self.trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=6))
+                self.assert_ran(r, rc=-sig)
+                self.assert_no_empty_partial_step([2, 3])
+
+    def test_the_summary_line_gives_steps_as_ranges(self):
+        r = run_job("plain_loop.py", [40], job_env(self.trace_dir, CHAKRA_START_STEP=2,
+                                                   CHAKRA_END_STEP=30, CHAKRA_WARMUP_STEPS=1,
+                                                   CHAKRA_ACTIVE_STEPS=2))
+        self.assert_ran(r)
+        line = next(l for l in r.stderr.splitlines() if "captured steps" in l)
+        self.assertIn("captured steps [3-4,6-7,9-10,12-13,15-16,18-19,21-22,24-25,27-28,30]", line)
+
+    def test_an_unwritable_trace_dir_names_the_variable(self):
+        r = run_job("plain_loop.py", [4], job_env("/proc/nope", CHAKRA_START_STEP=1, CHAKRA_END_STEP=2))
+        self.assert_ran(r)
+        self.assertIn("cannot write traces under CHAKRA_TRACE_DIR=/proc/nope (", r.stderr)
+
     def assert_only_partials_reported(self):
         files = all_files(self.trace_dir)
         self.assertTrue(files)

@@ -90,7 +90,7 @@ class GpuCheckDry(unittest.TestCase):
         self.assertTrue(progress and all(PROGRESS.match(l) for l in progress), "\n".join(progress))
         for step in ("cmake: cmake version", "python: ", "torch: ", "deps: ", "configure: cmake -S",
                      "-DCHAKRA_BUILD_TESTS=OFF", "-DCHAKRA_HEADER_DEPS_DIR=", "-DZLIB_INCLUDE_DIR=",
-                     "build: done", "shim run: ", "captured steps [4,5]", "torch.profiler run:",
+                     "build: done", "shim run: ", "captured steps [4-5]", "torch.profiler run:",
                      "analyze.py self-test: OK", "done in "):
             self.assertIn(step, r.stdout)
 

@@ -1,9 +1,25 @@
 """Step counting: one global step per outermost optimizer step, whatever the
-loop's shape (issue: capture, acceptance 2)."""
+loop's shape (issue: capture, acceptance 2), whether the RecordFunction step
+callback counts (the first steps, inside the window) or torch.optim's step
+hooks do (outside the window, once they are in: issue: op spans at half of
+torch.profiler's cost, goal 2)."""
+import os
 import unittest
 
 from e2e_case import CaptureCase
-from harness import job_env, run_job
+from harness import JOBS, PYTHON, job_env, run, run_job
+
+HOOKS_LINE = "steps are counted by torch.optim's step hooks"
+
+
+def run_after_hooks(script, args, env):
+    """Runs a job after torch was imported and had time to let the optimizer
+    hooks in (they are tried every 250 ms), so that the hooks count every
+    step before the window."""
+    boot = ("import sys, time, runpy, torch; time.sleep(0.8); "
+            "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')")
+    return run([PYTHON, "-c", boot, os.path.join(JOBS, script), *map(str, args)],
+               dict(env, CHAKRA_LOG_LEVEL="debug"), timeout=300)
 
 
 class StepCounting(CaptureCase):
@@ -37,6 +53,51 @@ class StepCounting(CaptureCase):
         # Steps 2 and 3 are iterations 2 and 3: nesting did not count twice.
         for e in cap.named("iteration "):
             self.assertEqual(cap.step_of(e), int(e["name"].split()[1]))
+
+
+class StepCountingByHooks(StepCounting):
+    """The same jobs, counted by torch.optim's hooks outside the window."""
+
+    def setUp(self):
+        super().setUp()
+        import harness
+        self._run_job = harness.run_job
+        global run_job
+
+        def hooked(script, args, env):
+            r = run_after_hooks(script, args, env)
+            self.assertIn(HOOKS_LINE, r.stderr)
+            return r
+        run_job = hooked
+        self.addCleanup(self._restore)
+
+    def _restore(self):
+        global run_job
+        run_job = self._run_job
+
+    def test_the_window_opens_from_the_hook_at_step_one(self):
+        r = run_job("plain_loop.py", [6], job_env(self.trace_dir, CHAKRA_START_STEP=1,
+                                                  CHAKRA_END_STEP=3))
+        self.assert_ran(r)
+        self.assert_valid_capture([1, 2, 3])
+
+
+class NoOptimizerStep(CaptureCase):
+    def test_a_job_that_trains_without_torch_optim_says_so_at_exit(self):
+        # Issue: what a new user trips over, wrong answer 2.
+        r = run_job("manual_sgd.py", [20], job_env(self.trace_dir, CHAKRA_START_STEP=2))
+        self.assert_ran(r)
+        ours = [l for l in r.stderr.splitlines() if l.startswith("[chakrashim")]
+        self.assertEqual(len(ours), 1, r.stderr)
+        self.assertIn("autograd backward passes but no optimizer step", ours[0])
+        self.assertIn("CHAKRA_STEP_MARKER", ours[0])
+        self.assertFalse(os.path.exists(self.trace_dir))
+
+    def test_a_process_that_never_trains_stays_silent(self):
+        r = run([PYTHON, "-c", "import torch; torch.ones(3).sum()"],
+                job_env(self.trace_dir, CHAKRA_START_STEP=2))
+        self.assert_ran(r)
+        self.assertEqual(r.stderr, "")
 
 
 if __name__ == "__main__":

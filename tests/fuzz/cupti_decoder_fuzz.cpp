@@ -98,9 +98,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       reinterpret_cast<CUpti_ActivityKernel10*>(rec)->name = names[i++ % names.size()].c_str();
   }
   g_names = &names;
+  // A budget of one charge block, or none at all: both edges of the cap.
+  MemoryBudget budget(size % 2 ? collector::BufferDecoder::kChargeBlock : 0);
   collector::BufferDecoder decoder(
       collector::RecordDecoder(130001, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2), &next_record,
-      &callback_name, static_cast<std::int64_t>(size) * 1000 - 500000, 64);
+      &callback_name, static_cast<std::int64_t>(size) * 1000 - 500000, &budget);
   decoder.decode(buffer, n);
   DeviceCapture cap = std::move(decoder.capture());
   for (const auto& e : cap.events) {

@@ -49,7 +49,9 @@ if SANITIZE:
     # The exit code is the test's evidence too: 66 is nobody's normal one.
     _base = {"ASAN_OPTIONS": "detect_leaks=1:exitcode=66",
              "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1:exitcode=66",
-             "TSAN_OPTIONS": "exitcode=66:second_deadlock_stack=1:suppressions="
+             # die_after_fork=0: DataLoader workers forked from a threaded job
+             # (what e2e.fork tests) may start threads; TSan would kill them.
+             "TSAN_OPTIONS": "exitcode=66:second_deadlock_stack=1:die_after_fork=0:suppressions="
                              + os.path.join(os.path.dirname(os.path.abspath(__file__)), "tsan.supp")}
     for _name, _value in _base.items():
         _extra = os.environ.get(_name, "")

@@ -445,5 +445,19 @@ TEST_F(Publish, ValidateJsonFileAcceptsOneDocumentOnly) {
   EXPECT_NE(writers::validate_json_file(path("absent.json")), "");
 }
 
+TEST_F(Publish, ValidateEtFileRefusesARepeatedNodeIdInValidJson) {
+  const std::string p = path("et.json");
+  write_raw(p, R"({"schema": "1.1.1-chakra.0.0.4", "nodes": [
+      {"id": 2, "name": "a", "inputs": {"values": [[7, 8]]}, "attrs": [{"name": "id", "value": 2}]},
+      {"id": 3, "name": "b"}, {"id": 1, "name": "root"}], "finish_ts": 5})");
+  EXPECT_EQ(writers::validate_et_file(p), "");
+  // What a forked child flushing its copy of the stream leaves: valid JSON,
+  // one node twice. Ids nested deeper (attrs, inputs) do not count.
+  write_raw(p, R"({"nodes": [{"id": 2, "name": "a"}, {"id": 3, "name": "b"}, {"id": 2, "name": "a"}]})");
+  EXPECT_NE(writers::validate_et_file(p).find("node id 2 appears more than once"), std::string::npos);
+  write_raw(p, R"({"nodes": [{"id": 2}, )");
+  EXPECT_NE(writers::validate_et_file(p), "");
+}
+
 }  // namespace
 }  // namespace chakrashim::files

@@ -127,6 +127,98 @@ TEST(PairRules, JoinBelowThresholdIsAnError) {
   EXPECT_NE(out[0].detail.find("98 of 100"), std::string::npos);
 }
 
+// An ET of `ops` op nodes with rf_ids 1..ops (each `copies` times: what a
+// forked child flushing its copy of the stream into the file leaves).
+EtFacts et_with(std::uint64_t ops, int copies = 1, std::uint64_t first_id = 2) {
+  EtFacts et("Optimizer.step#");
+  for (int c = 0; c < copies; ++c) {
+    for (std::uint64_t i = 0; i < ops; ++i) {
+      EtNode n;
+      n.id = first_id + i;
+      n.name = "aten::x";
+      n.rf_id = i + 1;
+      n.attr_mask = 0x7f;
+      et.add(n);
+    }
+  }
+  et.finish();
+  return et;
+}
+
+DeviceFacts device_with(const EtFacts& et, std::int64_t spans) {
+  DeviceFacts dev(&et.op_rf_ids(), {});
+  for (std::int64_t rf = 1; rf <= spans; ++rf) {
+    TraceEvent e;
+    e.ph = "X";
+    e.cat = "cpu_op";
+    e.name = "aten::x";
+    e.record_function_id = {true, rf};
+    dev.add(e);
+  }
+  dev.finish();
+  return dev;
+}
+
+TEST(EtRules, RepeatedNodeIdsAreAnError) {
+  // Seen: a fork DataLoader in a relative trace folder left 763 repeated ids
+  // in a file that was valid JSON and joined 100%.
+  const EtFacts et = et_with(50, 2);
+  EXPECT_EQ(et.duplicate_ids(), 50u);
+  EXPECT_EQ(et.duplicate_rf_ids(), 50u);
+  EtSummary sum;
+  sum.parse.ok = true;
+  EtInput in{"e.json", false, "", &sum, &et};
+  RankFigures fig;
+  std::vector<Finding> out;
+  et_rules(in, fig, out);
+  ASSERT_TRUE(has(out, RuleId::et_duplicates));
+  const auto f = std::find_if(out.begin(), out.end(), [](const Finding& f) { return f.rule == RuleId::et_duplicates; });
+  EXPECT_NE(f->detail.find("50 repeated node ids and 50 repeated op rf_ids, e.g. node id 2"), std::string::npos)
+      << f->detail;
+  out.clear();
+  const EtFacts clean = et_with(50);
+  in.facts = &clean;
+  et_rules(in, fig, out);
+  EXPECT_FALSE(has(out, RuleId::et_duplicates));
+}
+
+TEST(PairRules, AnEtWithFarMoreOpsThanTheDeviceTracesSpansIsNotItsPair) {
+  const EtFacts et = et_with(300);
+  RankFigures fig;
+  std::vector<Finding> out;
+  pair_rules(et, device_with(et, 100), std::nullopt, "Optimizer.step#", fig, out);
+  EXPECT_TRUE(has(out, RuleId::join_op_count));
+  out.clear();
+  // Equal counts, or a few more ET ops (ops open when a cut landed): fine.
+  pair_rules(et, device_with(et, 300), std::nullopt, "Optimizer.step#", fig, out);
+  EXPECT_FALSE(has(out, RuleId::join_op_count));
+  out.clear();
+  pair_rules(et, device_with(et, 280), std::nullopt, "Optimizer.step#", fig, out);
+  EXPECT_FALSE(has(out, RuleId::join_op_count));
+}
+
+TEST(PairRules, AWindowCutInsideItsFirstStepHoldsOnlyThePartialStep) {
+  const EtFacts et = et_with(3);
+  DeviceFacts dev(&et.op_rf_ids(), {});
+  TraceEvent step;
+  step.ph = "X";
+  step.cat = "user_annotation";
+  step.name = "ProfilerStep#2";
+  step.ts_ns = 1000;
+  step.dur_ns = 5000;
+  dev.add(step);
+  dev.finish();
+  CaptureMeta meta;
+  meta.partial_last_step = 2;
+  RankFigures fig;
+  std::vector<Finding> out;
+  pair_rules(et, dev, meta, "Optimizer.step#", fig, out);
+  EXPECT_FALSE(has(out, RuleId::steps_match));
+  out.clear();
+  pair_rules(et, dev, std::nullopt, "Optimizer.step#", fig, out);
+  EXPECT_TRUE(has(out, RuleId::steps_match));
+}
+
 TEST(StepList, JoinsWithCommas) {
   EXPECT_EQ(step_list({}), "none");
   EXPECT_EQ(step_list({3, 4}), "3,4");

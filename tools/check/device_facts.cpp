@@ -78,6 +78,7 @@ void DeviceFacts::add_host(const TraceEvent& e) {
   if (e.ts_ns && e.dur_ns) spans_.push_back({*e.ts_ns, *e.ts_ns + *e.dur_ns, thread});
   const auto step = profiler_step_number(e.name);
   if (step && e.ts_ns && e.dur_ns) steps.push_back({*step, thread, *e.ts_ns, *e.ts_ns + *e.dur_ns});
+  if (!step) ++host_spans;
   // 0 is RecordFunction's "no handle": no ET node can join on it. Our
   // ProfilerStep#N has no ET node, so it needs none (torch.profiler's has).
   if (!e.record_function_id.value || *e.record_function_id.value <= 0) {

@@ -46,6 +46,8 @@ class DeviceFacts {
 
   // Counts.
   std::uint64_t cuda_runtime = 0, kernels = 0, memcpys = 0, memsets = 0;
+  // cpu_op and user_annotation spans, ProfilerStep#N left out.
+  std::uint64_t host_spans = 0;
   std::uint64_t gpu_ops() const { return kernels + memcpys + memsets; }
   // Rule tallies.
   Tally missing_rf_id, gpu_missing_external_id, gpu_bad_stream, cpu_with_stream, launch_suffix;

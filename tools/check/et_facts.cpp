@@ -58,6 +58,15 @@ bool EtFacts::is_outermost(const Link& node) const {
 void EtFacts::finish() {
   std::sort(op_rf_ids_.begin(), op_rf_ids_.end());
   std::sort(links_.begin(), links_.end(), [](const Link& a, const Link& b) { return a.id < b.id; });
+  for (std::size_t i = 1; i < links_.size(); ++i) {
+    if (links_[i].id != links_[i - 1].id) continue;
+    if (duplicate_ids_++ == 0) duplicate_example_ = "node id " + std::to_string(links_[i].id);
+  }
+  for (std::size_t i = 1; i < op_rf_ids_.size(); ++i) {
+    if (op_rf_ids_[i] == 0 || op_rf_ids_[i] != op_rf_ids_[i - 1]) continue;
+    if (duplicate_rf_ids_++ == 0 && duplicate_example_.empty())
+      duplicate_example_ = "rf_id " + std::to_string(op_rf_ids_[i]);
+  }
   for (const auto& m : markers_) {
     const auto it = std::lower_bound(links_.begin(), links_.end(), m.id,
                                      [](const Link& l, std::uint64_t id) { return l.id < id; });

@@ -32,6 +32,11 @@ class EtFacts {
   const std::vector<std::uint64_t>& op_rf_ids() const { return op_rf_ids_; }
   const std::vector<EtMarker>& outermost_markers() const { return outermost_; }
   std::uint64_t nodes_missing_attrs() const { return missing_attrs_; }
+  // Node ids that appear more than once (after finish()), with one example.
+  std::uint64_t duplicate_ids() const { return duplicate_ids_; }
+  // Op nodes whose non-zero rf_id another op node has too.
+  std::uint64_t duplicate_rf_ids() const { return duplicate_rf_ids_; }
+  const std::string& duplicate_example() const { return duplicate_example_; }
   const std::string& missing_attrs_example() const { return missing_attrs_example_; }
 
  private:
@@ -49,6 +54,8 @@ class EtFacts {
   std::vector<EtMarker> markers_, outermost_;
   std::uint64_t missing_attrs_ = 0;
   std::string missing_attrs_example_;
+  std::uint64_t duplicate_ids_ = 0, duplicate_rf_ids_ = 0;
+  std::string duplicate_example_;
 };
 
 }  // namespace chakrashim::tools::check

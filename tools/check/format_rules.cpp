@@ -50,6 +50,13 @@ const std::array<Rule, kRuleCount> kRules = {{
      "that rank did not capture; check its log for a [chakrashim rank R] line"},
     {ranks_unpaired, "ranks.unpaired", E, "each rank has both its ET and its device trace",
      "the two folders must hold the same ranks; re-run the capture for that rank"},
+    {et_duplicates, "et.duplicates", E, "every ET node id, and every op node's rf_id, appears once",
+     "something else wrote into this ET (a forked child flushing its copy of the stream); "
+     "re-capture: chakrashim's fork guard keeps children out of it"},
+    {join_op_count, "join.op_count", E,
+     "the ET's op nodes do not outnumber the device trace's host spans (the files record the same ops)",
+     "the ET holds ops its device trace never saw; it is not this device trace's pair, or it "
+     "was written into by another process; re-capture"},
     {link_host_only, "link.host_only", W, "the device trace has cuda_runtime events",
      "Chakra's own linker (chakra_trace_link) will refuse this pair: HTA fails with KeyError "
      "'cuda_runtime'; use chakrashim link"},

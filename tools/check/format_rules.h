@@ -18,6 +18,7 @@ enum class RuleId : std::uint8_t {
   device_json, device_rank, device_profiler_step, device_rf_id,
   join_rf_id, gpu_external_id, gpu_launch_name, gpu_stream, gpu_correlation,
   span_equal, steps_match, files_partial, files_unreadable, ranks_missing, ranks_unpaired,
+  et_duplicates, join_op_count,
   // warnings
   link_host_only, et_schema, ranks_filtered, steps_partial_last, device_dropped,
   device_truncated,
@@ -44,5 +45,11 @@ std::string_view severity_name(Severity s);
 // Below this share of ET op nodes found as a Record function id, the link
 // is missing part of the trace (join.rf_id).
 inline constexpr double kJoinCoverageThreshold = 0.99;
+
+// An ET whose op nodes outnumber the device trace's host spans by more than
+// this factor (plus kOpCountSlack) cannot be the record of the same ops
+// (join.op_count): the device trace has a span for every op the ET has.
+inline constexpr double kOpCountFactor = 1.1;
+inline constexpr std::uint64_t kOpCountSlack = 16;
 
 }  // namespace chakrashim::tools::check

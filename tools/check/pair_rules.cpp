@@ -30,6 +30,11 @@ void steps_rule(const EtFacts& et, const DeviceFacts& device, const std::optiona
   const StepComparison c = compare_steps(et.outermost_markers(), device.marker_hits, device.steps);
   const std::string dev = "the device trace holds steps " + step_list(c.device_steps);
   if (c.markers == 0) {
+    // Cut inside its first step: the device trace holds only that partial
+    // step, and the ET no completed one. The metadata says so.
+    if (meta && meta->partial_last_step && c.device_steps.size() == 1 &&
+        c.device_steps[0] == *meta->partial_last_step)
+      return;
     out.push_back({RuleId::steps_match, "the ET has no outermost '" + marker + "' node (another marker? see --step-marker); " + dev});
     return;
   }
@@ -53,11 +58,22 @@ void steps_rule(const EtFacts& et, const DeviceFacts& device, const std::optiona
   out.push_back({RuleId::steps_match, detail});
 }
 
+// Every op the ET records has a span in the device trace (both are taken by
+// the same callbacks over the same steps), so an ET with many more op nodes
+// than the device trace has spans is not the record of the same ops.
+void op_count_rule(const EtFacts& et, const DeviceFacts& device, std::vector<Finding>& out) {
+  const std::uint64_t ops = et.op_nodes(), spans = device.host_spans;
+  if (static_cast<double>(ops) <= kOpCountFactor * static_cast<double>(spans) + kOpCountSlack) return;
+  out.push_back({RuleId::join_op_count, "the ET has " + std::to_string(ops) + " op nodes, the device trace " +
+                                            std::to_string(spans) + " host spans"});
+}
+
 }  // namespace
 
 void pair_rules(const EtFacts& et, const DeviceFacts& device, const std::optional<CaptureMeta>& meta,
                 const std::string& step_marker, RankFigures& figures, std::vector<Finding>& out) {
   join_rule(et, device, figures, out);
+  op_count_rule(et, device, out);
   steps_rule(et, device, meta, step_marker, figures, out);
 }
 

@@ -120,6 +120,13 @@ void et_rules(const EtInput& in, RankFigures& figures, std::vector<Finding>& out
     out.push_back({RuleId::et_attrs, in.path + ": " + plural(n, "node") + " without all seven attrs, e.g. " +
                                          in.facts->missing_attrs_example()});
   }
+  const std::uint64_t ids = in.facts->duplicate_ids(), rf_ids = in.facts->duplicate_rf_ids();
+  if (ids + rf_ids > 0) {
+    std::string what;
+    if (ids) what = plural(ids, "repeated node id");
+    if (rf_ids) what += (what.empty() ? "" : " and ") + plural(rf_ids, "repeated op rf_id");
+    out.push_back({RuleId::et_duplicates, in.path + ": " + what + ", e.g. " + in.facts->duplicate_example()});
+  }
 }
 
 }  // namespace chakrashim::tools::check

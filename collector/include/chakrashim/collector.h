@@ -11,6 +11,7 @@
 // decode thread of ours runs from start to stop.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "chakrashim/events.h"
+#include "chakrashim/memory_budget.h"
 
 namespace chakrashim::collector {
 
@@ -26,7 +28,9 @@ struct CollectorConfig {
   std::optional<std::string> torch_lib_dir;  // where the loaded libtorch lives
   std::optional<std::string> cuda_home;      // CUDA_HOME / CUDA_PATH
   std::uint64_t buffer_bytes = 64ULL << 20;  // CHAKRA_CUPTI_BUFFERS
-  std::uint64_t event_bytes = 1ULL << 30;    // decoded events, at most
+  // The window's one memory budget (CHAKRA_MAX_MEMORY), shared with the op
+  // spans; decoded events and correlation records charge it. nullptr: none.
+  MemoryBudget* budget = nullptr;
   bool sync_records = false;                 // CHAKRA_CUPTI_EXTRA=sync
   bool overhead_records = false;             // CHAKRA_CUPTI_EXTRA=overhead
 };
@@ -59,8 +63,23 @@ class Collector {
   void note_thread(std::int64_t os_tid);
 
   // Synchronizes the device, disables every activity kind, flushes, waits
-  // for the decode thread, and hands the window's records over.
-  DeviceCapture stop();
+  // for the decode thread, and hands the window's records over. The device
+  // sync runs on a helper thread and is waited for at most `sync_limit`: a
+  // rank stuck in a collective must still finalize and die of its SIGTERM.
+  // Past the limit the helper is left behind (it holds nothing of ours),
+  // the records CUPTI has are flushed, and device_sync says "timed_out".
+  DeviceCapture stop(std::chrono::milliseconds sync_limit);
+
+  // The job's torch.profiler started in mid-window and may have taken CUPTI
+  // over (its buffer callbacks replace ours): stop using CUPTI without
+  // touching the kinds or flushing (they may be the profiler's now), and
+  // drop what this window decoded. Our buffers that CUPTI still holds go to
+  // the profiler, which logs them as unknown and drops them.
+  void stand_back();
+  // After stand_back, once no profiler runs: disables the kinds we enabled
+  // (no flush), so that nothing of ours records on. No-op otherwise.
+  void release_after_stand_back();
+  bool standing_back() const;
 
  private:
   Collector() = default;

@@ -51,6 +51,7 @@ typedef struct chakrashim_capture_config {
   uint64_t cupti_buffers; /* bytes for CUPTI's activity buffers */
   int cupti_sync;         /* CHAKRA_CUPTI_EXTRA: SYNCHRONIZATION records */
   int cupti_overhead;     /* CHAKRA_CUPTI_EXTRA: OVERHEAD records */
+  int log_level;          /* CHAKRA_LOG_LEVEL, as chakrashim_log_level */
 } chakrashim_capture_config;
 
 /* What the core offers the bridge. */

@@ -107,6 +107,7 @@ struct DeviceCapture {
   std::uint64_t invalid_records = 0;  // zero or inverted timestamps
   std::uint64_t unattributed_gpu_ops = 0;  // GPU ops without an op's External id, left out
   std::optional<std::int64_t> truncated_at_ns;  // the event cap was hit here
+  std::string device_sync = "none";  // ok, none, timed_out (collector.h, stop)
 };
 
 }  // namespace chakrashim

@@ -90,5 +90,9 @@ inline constexpr std::string_view kMetaInvalidRecords = "invalid_records";
 inline constexpr std::string_view kMetaUnattributedGpuOps = "unattributed_gpu_ops";
 inline constexpr std::string_view kMetaClock = "clock";
 inline constexpr std::string_view kMetaTruncatedAt = "truncated_at";
+// How the device sync before CUPTI's flush went: "ok", "none" (no CUDA
+// context to wait for), "timed_out" (past CHAKRA_EXIT_TIMEOUT; GPU records
+// of the last moments may be missing).
+inline constexpr std::string_view kMetaDeviceSync = "device_sync";
 
 }  // namespace chakrashim::schema

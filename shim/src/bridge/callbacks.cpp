@@ -23,9 +23,13 @@ thread_local int t_marker_depth = 0;
 std::unique_ptr<at::ObserverContext> step_start(const at::RecordFunction& fn) {
   Capture& capture = Capture::instance();
   if (capture.dead()) return nullptr;
+  if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION) {
+    capture.note_backward();
+    return nullptr;
+  }
   const char* name = fn.name();
   if (starts_with(name, capture.marker())) {
-    ++t_marker_depth;
+    if (t_marker_depth++ == 0) capture.marker_opened();
   } else {
     capture.count_user_record(name);
   }
@@ -36,11 +40,24 @@ void step_end(const at::RecordFunction& fn, at::ObserverContext*) {
   Capture& capture = Capture::instance();
   if (capture.dead()) return;
   // A marker that opened before we attached has no start here: ignore it.
-  if (t_marker_depth == 0 || !starts_with(fn.name(), capture.marker())) return;
-  if (--t_marker_depth == 0) capture.on_step_end(fn);
+  if (t_marker_depth == 0 || fn.scope() != at::RecordScope::USER_SCOPE ||
+      !starts_with(fn.name(), capture.marker()))
+    return;
+  if (--t_marker_depth == 0) {
+    capture.marker_closed();
+    capture.on_step_end(fn);
+  }
 }
 
+// What span_start hands to span_end. Allocated per op, so from a free list
+// of this thread's (no malloc on the op path once warm): torch deletes the
+// context through its virtual destructor, which ends in our operator delete
+// on whichever thread ends the record (async records end elsewhere; the
+// block then joins that thread's list).
 struct SpanContext final : at::ObserverContext {
+  static void* operator new(std::size_t size);
+  static void operator delete(void* p) noexcept;
+
   std::int64_t start_ns = 0;
   std::uint64_t tid = 0;  // where it started: an async record may end elsewhere
   std::uint64_t external_id = 0;
@@ -48,14 +65,61 @@ struct SpanContext final : at::ObserverContext {
   bool pushed = false;  // our external id is on CUPTI's stack for this op
 };
 
+// One thread's free SpanContext blocks. Bounded: ops nest only so deep.
+struct ContextFreeList {
+  struct Node {
+    Node* next;
+  };
+  static constexpr int kMax = 256;
+  Node* head = nullptr;
+  int count = 0;
+  ~ContextFreeList() {
+    while (head) {
+      Node* n = head;
+      head = n->next;
+      ::operator delete(n);
+    }
+  }
+};
+thread_local ContextFreeList t_contexts;
+
+void* SpanContext::operator new(std::size_t size) {
+  static_assert(sizeof(SpanContext) >= sizeof(ContextFreeList::Node));
+  if (size == sizeof(SpanContext) && t_contexts.head) {
+    ContextFreeList::Node* n = t_contexts.head;
+    t_contexts.head = n->next;
+    --t_contexts.count;
+    return n;
+  }
+  return ::operator new(size);
+}
+
+void SpanContext::operator delete(void* p) noexcept {
+  if (!p) return;
+  if (t_contexts.count < ContextFreeList::kMax) {
+    auto* n = static_cast<ContextFreeList::Node*>(p);
+    n->next = t_contexts.head;
+    t_contexts.head = n;
+    ++t_contexts.count;
+    return;
+  }
+  ::operator delete(p);
+}
+
 std::unique_ptr<at::ObserverContext> span_start(const at::RecordFunction& fn) {
   Capture& capture = Capture::instance();
-  if (SignalRelay::pending() != 0) capture.on_signal_pending();
-  if (capture.cut_requested()) capture.on_cut_requested();
+  // First: a forked child (dead) must never finalize the parent's window.
+  if (capture.dead()) return nullptr;
+  // A signal or a cut, acted on by the stepping thread; not inside the
+  // capture's own critical section (a record that a torch call of ours
+  // ran), where acting would take its lock again.
+  if ((SignalRelay::pending() || capture.cut_requested()) && !Capture::this_thread_holds_lock()) {
+    if (SignalRelay::pending()) capture.on_signal_pending();
+    if (capture.cut_requested()) capture.on_cut_requested();
+  }
   // Async records (gloo:*, nccl:*) are kept too: the ET has nodes for them,
   // and the rf_id join needs their spans. They are drawn on the thread that
   // started them.
-  if (capture.dead()) return nullptr;
   auto ctx = std::make_unique<SpanContext>();
   ctx->keep = capture.keeping();
   ctx->tid = os_tid();
@@ -83,7 +147,7 @@ void span_end(const at::RecordFunction& fn, at::ObserverContext* ctx_ptr) {
   if (ctx && ctx->pushed) collector::Collector::instance().pop();
   const std::int64_t end = now_ns();
   if (ctx && ctx->keep) {
-    HostSpan span;
+    SpanRecord span;
     span.category = fn.scope() == at::RecordScope::USER_SCOPE ? HostCategory::user_annotation
                                                               : HostCategory::cpu_op;
     span.name = fn.name();
@@ -92,28 +156,46 @@ void span_end(const at::RecordFunction& fn, at::ObserverContext* ctx_ptr) {
     span.end_ns = end;
     span.external_id = ctx->external_id;
     span.rf_id = fn.handle();
-    if (fn.seqNr() >= 0) span.sequence_nr = fn.seqNr();
-    if (fn.forwardThreadId() != 0) span.fwd_thread_id = fn.forwardThreadId();
+    span.sequence_nr = fn.seqNr() >= 0 ? fn.seqNr() : -1;
+    span.fwd_thread_id = fn.forwardThreadId();
+    ExtraArgs comm;
     if (fn.isNcclMeta()) {
       // record_param_comms: the comm args Kineto writes (collective name,
       // message sizes, group, dtype, ...), read from torch's thread-local
       // ParamCommsDebugInfo, which is still set at this end callback.
       try {
         for (auto& [name, value] : torch::profiler::impl::saveNcclMeta(fn))
-          span.extra_args.emplace_back(name, value);
+          comm.emplace_back(name, value);
       } catch (...) {
       }
+      span.extra_args = &comm;
     }
-    capture.add_span(std::move(span));
+    capture.add_span(span);
   }
   if (ctx_ptr) capture.on_op_end(fn, end);
 }
 
 }  // namespace
 
-at::CallbackHandle register_step_callback() {
+// Until the first autograd backward function runs (a sign that the job
+// trains, for the exit warning of a job without optimizer steps): removes
+// itself at the first one.
+std::unique_ptr<at::ObserverContext> backward_seen(const at::RecordFunction&) {
+  Capture::instance().note_backward();
+  return nullptr;
+}
+
+at::CallbackHandle register_backward_watch() {
   return at::addGlobalCallback(
-      at::RecordFunctionCallback(&step_start, &step_end).scopes({at::RecordScope::USER_SCOPE}));
+      at::RecordFunctionCallback(&backward_seen).scopes({at::RecordScope::BACKWARD_FUNCTION}));
+}
+
+at::CallbackHandle register_step_callback() {
+  // BACKWARD_FUNCTION too: until the optimizer hooks take over, a job that
+  // trains without torch.optim is told at exit how to set a step marker.
+  return at::addGlobalCallback(at::RecordFunctionCallback(&step_start, &step_end)
+                                   .scopes({at::RecordScope::USER_SCOPE,
+                                            at::RecordScope::BACKWARD_FUNCTION}));
 }
 
 at::CallbackHandle register_op_span_callback() {

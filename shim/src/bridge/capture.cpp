@@ -1,5 +1,6 @@
 #include "bridge/capture.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -38,6 +39,27 @@ std::int64_t now_ns() {
 namespace {
 void exit_hook() { Capture::instance().at_exit(); }
 
+// How deep this thread is in the capture's critical sections (see
+// capture.h: a callback must never act on a signal or cut there).
+thread_local int t_lock_depth = 0;
+
+// mutex_ taken, and this thread marked as holding it.
+class CaptureLock {
+ public:
+  explicit CaptureLock(std::mutex& m) : lock_(m) { ++t_lock_depth; }
+  ~CaptureLock() { --t_lock_depth; }
+  CaptureLock(const CaptureLock&) = delete;
+  CaptureLock& operator=(const CaptureLock&) = delete;
+
+ private:
+  std::lock_guard<std::mutex> lock_;
+};
+
+bool torch_profiler_running() {
+  return torch::autograd::profiler::isProfilerEnabledInMainThread() ||
+         torch::profiler::impl::profilerEnabled();
+}
+
 std::string signal_name(int sig) {
   switch (sig) {
     case SIGTERM: return "SIGTERM";
@@ -55,6 +77,8 @@ constexpr std::chrono::milliseconds kSignalGrace{2000};
 
 std::uint64_t Capture::os_tid_cached() { return os_tid(); }
 
+bool Capture::this_thread_holds_lock() { return t_lock_depth > 0; }
+
 Capture& Capture::instance() {
   // Never destroyed: exit hooks and callbacks on other threads may still
   // reach it while static destructors run.
@@ -65,21 +89,44 @@ Capture& Capture::instance() {
 
 void Capture::attach(const chakrashim_capture_config& config) {
   attach_locked(config);
-  refresh_distributed_if_wanted();
 }
 
 void Capture::attach_locked(const chakrashim_capture_config& config) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  CaptureLock lock(mutex_);
   config_ = config;
   marker_ = config.step_marker ? config.step_marker : "Optimizer.step#";
+  distributed_.set_on_answer([this](const std::string& json) { on_distributed_answer(json); });
+  install_flush_signal();
+  // A custom marker is counted by the step callback alone; the default one
+  // by torch.optim's step hooks once they are in (optimizer_hooks.h).
+  if (marker_ == "Optimizer.step#") {
+    OptimizerHooks::Callbacks cb;
+    cb.step_ended = [this] { on_hook_step_end(); };
+    cb.registered = [this] { on_hooks_registered(); };
+    cb.no_step_open = [this] { return open_markers_.load() == 0; };
+    cb.give_up = [this] { return dead() || exiting_.load(); };
+    hooks_.start(std::move(cb));
+  }
   window_.emplace(window::Schedule{config.start_step, config.end_step, config.warmup_steps,
                                    config.active_steps});
-  register_step_callback();
+  step_handle_ = register_step_callback();
+  rf_counting_.store(true);
   // The exit hook that warns about a window never reached; the one that
   // finalizes an armed window is registered again after the ET's add, so
   // that it runs before torch destroys the observer (section 4.8).
   std::atexit(&exit_hook);
   apply(window_->attach(), now_ns(), os_tid());
+}
+
+void Capture::install_flush_signal() {
+  if (config_.flush_signal == 0) return;
+  // Written by the handler as it is (it cannot format): one line, in the
+  // core's format.
+  const std::string line = "[chakrashim rank " + std::to_string(config_.rank) + "] " +
+                           signal_name(config_.flush_signal) +
+                           " (CHAKRA_FLUSH_SIGNAL) arrived outside the capture window: nothing to "
+                           "flush; the job goes on\n";
+  signals_.install_flush(config_.flush_signal, line, config_.log_level >= CHAKRASHIM_LOG_INFO);
 }
 
 void Capture::count_user_record(const char* name) {
@@ -90,12 +137,50 @@ void Capture::count_user_record(const char* name) {
 void Capture::on_step_end(const at::RecordFunction& fn) {
   markers_seen_.fetch_add(1, std::memory_order_relaxed);
   step_end_locked(fn);
-  refresh_distributed_if_wanted();
+  if (!hooks_.active()) hooks_.try_again();  // no step is open on this thread now
+}
+
+void Capture::on_hook_step_end() {
+  if (dead() || rf_counting_.load()) return;
+  markers_seen_.fetch_add(1, std::memory_order_relaxed);
+  CaptureLock lock(mutex_);
+  if (!window_ || exiting_.load() || window_done_ || rf_counting_.load()) return;
+  stepping_tid_.store(os_tid(), std::memory_order_relaxed);
+  // Not armed (the step callback would count otherwise): no op-span
+  // callback, so the boundary acts now, inside the Optimizer.step record.
+  apply(window_->step_ended(), now_ns(), os_tid());
+}
+
+void Capture::on_hooks_registered() {
+  CaptureLock lock(mutex_);
+  if (armed_ || step_handle_ == at::INVALID_CALLBACK_HANDLE) return;
+  at::removeCallback(step_handle_);
+  step_handle_ = at::INVALID_CALLBACK_HANDLE;
+  rf_counting_.store(false);
+  // Whether the job trains at all is still wanted until a backward ran.
+  if (!saw_backward_.load()) backward_watch_.store(register_backward_watch());
+  log_debug("steps are counted by torch.optim's step hooks: no callback of ours runs per op");
+}
+
+void Capture::note_backward() {
+  if (saw_backward_.exchange(true, std::memory_order_relaxed)) return;
+  hooks_.try_again();
+  // Its job is done: removed here, on whichever thread ran the backward
+  // function (torch's callback table has its own lock; ours is not held).
+  const at::CallbackHandle watch = backward_watch_.exchange(at::INVALID_CALLBACK_HANDLE);
+  if (watch != at::INVALID_CALLBACK_HANDLE) at::removeCallback(watch);
 }
 
 void Capture::step_end_locked(const at::RecordFunction& fn) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (!window_ || exiting_.load() || window_done_) return;
+  CaptureLock lock(mutex_);
+  if (!window_ || exiting_.load()) return;
+  // A window stood back for the job's torch.profiler (see apply): once it
+  // stopped, the kinds we enabled are switched off. One check per step.
+  if (cupti_release_pending_ && !torch_profiler_running()) {
+    collector::Collector::instance().release_after_stand_back();
+    cupti_release_pending_ = false;
+  }
+  if (window_done_) return;
   stepping_tid_.store(os_tid(), std::memory_order_relaxed);
   const window::Boundary b = window_->step_ended();
   if (op_span_handle_ != at::INVALID_CALLBACK_HANDLE && fn.handle() != 0) {
@@ -109,15 +194,12 @@ void Capture::step_end_locked(const at::RecordFunction& fn) {
 void Capture::on_op_end(const at::RecordFunction& fn, std::int64_t end_ns) {
   const at::RecordFunctionHandle handle = fn.handle();
   if (handle == 0 || pending_handle_.load(std::memory_order_acquire) != handle) return;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!pending_ || pending_->handle != handle) return;
-    const Pending p = *pending_;
-    pending_.reset();
-    pending_handle_.store(0, std::memory_order_release);
-    apply(p.boundary, end_ns, p.tid);
-  }
-  refresh_distributed_if_wanted();
+  CaptureLock lock(mutex_);
+  if (!pending_ || pending_->handle != handle) return;
+  const Pending p = *pending_;
+  pending_.reset();
+  pending_handle_.store(0, std::memory_order_release);
+  apply(p.boundary, end_ns, p.tid);
 }
 
 void Capture::apply(const window::Boundary& b, std::int64_t now, std::uint64_t tid) {
@@ -126,8 +208,11 @@ void Capture::apply(const window::Boundary& b, std::int64_t now, std::uint64_t t
                               next_external_id()});
   }
   step_start_ns_ = now;
+  if (armed_) stand_back_if_profiler_started();
   if (b.end_active) {
     keeping_.store(false, std::memory_order_release);
+    et_recording_.store(false);
+    et_generation_.fetch_add(1);
     et_.disable();
   }
   if (b.disarm) disarm("end_step", std::nullopt);
@@ -135,22 +220,24 @@ void Capture::apply(const window::Boundary& b, std::int64_t now, std::uint64_t t
   if (b.begin_active && armed_) {
     keeping_.store(device_on_, std::memory_order_release);
     et_.enable();
+    et_generation_.fetch_add(1);
+    et_recording_.store(et_.enabled());
   }
-  if (armed_) refresh_wanted_.store(true);
+  // The watch thread asks torch.distributed (a group may appear at any
+  // step); its answer lands in on_distributed_answer.
+  if (armed_) distributed_.request();
 }
 
-void Capture::refresh_distributed_if_wanted() {
-  if (!refresh_wanted_.exchange(false) || exiting_.load()) return;
-  auto fresh = distributed_info_json();  // no lock held: it may wait for the GIL
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (fresh) distributed_json_ = std::move(fresh);
-  if (!armed_ || pg_node_written_ || !et_.enabled() || !distributed_json_) return;
-  const auto info = nlohmann::json::parse(*distributed_json_, nullptr, false);
-  if (info.is_discarded() || !info.contains("pg_config")) return;
+void Capture::on_distributed_answer(const std::string& json) {
+  if (dead() || exiting_.load() || pg_node_written_.load() || !et_recording_.load()) return;
+  const auto info = nlohmann::json::parse(json, nullptr, false);
+  if (info.is_discarded() || !info.is_object() || !info.contains("pg_config")) return;
   // What torch's Python ExecutionTraceObserver.start() writes and its C++
-  // enable does not: Chakra reads the process groups from this node. A
-  // USER_SCOPE record with the JSON as its one input; torch's ET callback
-  // records it like any op.
+  // enable does not: Chakra reads the process groups from this node (by
+  // name; the thread does not matter). A USER_SCOPE record with the JSON as
+  // its one input, recorded by the ET like any op. No lock of ours is held:
+  // the record runs our own op-span callback too.
+  const std::uint64_t generation = et_generation_.load();
   const std::string config = info["pg_config"].dump();
   {
     at::RecordFunction rf(at::RecordScope::USER_SCOPE);
@@ -159,7 +246,18 @@ void Capture::refresh_distributed_if_wanted() {
       rf.before("## process_group:init ##", c10::ArrayRef<const c10::IValue>(&input, 1));
     }
   }
-  pg_node_written_ = true;
+  // Written only if the ET recorded from before the record to after it.
+  if (et_recording_.load() && et_generation_.load() == generation) pg_node_written_.store(true);
+}
+
+void Capture::stand_back_if_profiler_started() {
+  if (!cupti_started_ || !torch_profiler_running()) return;
+  collector::Collector::instance().stand_back();
+  cupti_started_ = false;
+  cupti_release_pending_ = true;
+  cupti_state_ = "profiler_active";
+  log_info("the job started torch.profiler in the capture window: chakrashim leaves CUPTI to it, "
+           "and this window's device trace holds host ops only");
 }
 
 void Capture::arm() {
@@ -174,10 +272,16 @@ void Capture::arm() {
     host_on_ = false;
     host_state_ = "skipped: the job runs its own ExecutionTraceObserver";
   }
+  budget_.reset(config_.max_memory);
+  distributed_.new_window();
+  spans_.set_budget(&budget_);
+  cut_at_ns_.store(0);
+  pg_node_written_.store(false);
   std::string error;
   layout_ = prepare_outputs(config_, host_on_, device_on_, error);
   if (!layout_) {
-    log_error("cannot write traces (" + error + "); capture is off, the job runs on");
+    log_error("cannot write traces under CHAKRA_TRACE_DIR=" + std::string(config_.trace_dir) + " (" +
+              error + "); capture is off, the job runs on");
     return;
   }
   if (host_on_ && !et_.add(files::partial_path(layout_->host_path), error)) {
@@ -186,30 +290,44 @@ void Capture::arm() {
     host_on_ = false;
     host_state_ = "failed: " + error;
   }
-  et_fd_.store(et_.output_fd());
+  {
+    const auto& fds = et_.output_fds();
+    for (int i = 0; i < kMaxEtFds; ++i)
+      et_fds_[i].store(i < static_cast<int>(fds.size()) ? fds[i] : -1);
+    if (host_on_ && fds.empty())
+      log_warn("cannot find the Execution Trace's descriptor: a child forked in the window could "
+               "write into it (chakrashim check reports that as duplicate node ids)");
+  }
   if (device_on_) start_device_collection();
   install_fork_guard();
   // After add: our exit hook must run before torch destroys its observer.
   std::atexit(&exit_hook);
   stepping_tid_.store(os_tid(), std::memory_order_relaxed);
+  if (step_handle_ == at::INVALID_CALLBACK_HANDLE) {
+    // Registered inside the Optimizer.step record that armed: that record's
+    // end is not in its snapshot, so the step is not counted twice.
+    step_handle_ = register_step_callback();
+    rf_counting_.store(true);
+  }
   op_span_handle_ = register_op_span_callback();
-  if (!signals_.start(config_.flush_signal, kSignalGrace,
-                      [this](int sig) { finalize_for_signal(sig); })) {
+  if (!signals_.start(kSignalGrace, [this](int sig) { finalize_for_signal(sig); },
+                      [this] { wait_for_writer(); })) {
     log_warn("cannot watch for SIGTERM/SIGINT in the window: a signal would lose the traces");
   }
   armed_ = true;
   log_debug("armed at step " + std::to_string(window_->current()));
 }
 
-void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> partial_step,
-                     bool from_signal) {
+void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> partial_step) {
   if (!armed_) return;
   armed_ = false;
   window_done_ = true;
-  // After a signal the watcher restores the dispositions itself, once it
-  // has delivered the signal again.
-  if (!from_signal) signals_.stop();
+  // The relay's watcher restores the job's dispositions and delivers what
+  // was recorded, once the files are written.
+  signals_.stop();
   keeping_.store(false, std::memory_order_release);
+  et_recording_.store(false);
+  et_generation_.fetch_add(1);
   if (et_.added() && spans_.threads() > 1) {
     // torch's disable is a flag, and its remove writes the file's tail
     // without the lock its callbacks write under: an op that another thread
@@ -220,9 +338,16 @@ void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> par
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   et_.remove();
-  et_fd_.store(-1);
+  for (auto& fd : et_fds_) fd.store(-1);
   at::removeCallback(op_span_handle_);
   op_span_handle_ = at::INVALID_CALLBACK_HANDLE;
+  if (hooks_.active() && step_handle_ != at::INVALID_CALLBACK_HANDLE) {
+    // At the end of the marker record that ended the window: the step
+    // callback already saw it. The hooks count from here.
+    at::removeCallback(step_handle_);
+    step_handle_ = at::INVALID_CALLBACK_HANDLE;
+    rf_counting_.store(false);
+  }
   pending_.reset();
   pending_handle_.store(0, std::memory_order_release);
   DeviceCapture device = stop_device_collection();
@@ -244,8 +369,12 @@ void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> par
   out.header.distributed.rank = config_.rank;
   if (config_.world_size >= 0)
     out.header.distributed.world_size = static_cast<std::uint64_t>(config_.world_size);
-  if (distributed_json_) {
-    const auto info = nlohmann::json::parse(*distributed_json_, nullptr, false);
+  // The latest answer; one still on its way is waited for a moment, unless
+  // this thread holds the GIL, which the watch thread needs.
+  if (!this_thread_holds_gil()) distributed_.wait_answered(std::chrono::milliseconds(50));
+  distributed_.stop();
+  if (const auto distributed_json = distributed_.latest()) {
+    const auto info = nlohmann::json::parse(*distributed_json, nullptr, false);
     auto& d = out.header.distributed;
     if (info.is_object()) {
       if (info.contains("backend") && info["backend"].is_string()) d.backend = info["backend"];
@@ -274,12 +403,14 @@ void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> par
   t.host_trace = host_on_ ? "on" : (config_.host_trace ? host_state_ : "off");
   t.cupti = device_on_ ? cupti_state_ : "disabled";
   if (const std::int64_t cut = cut_at_ns_.load()) t.truncated_at_ns = cut;
+  t.device_sync = out.device_capture.device_sync;
   writer_.start(std::move(out));
 }
 
 void Capture::at_exit() {
   if (dead() || exiting_.exchange(true)) return;
-  std::lock_guard<std::mutex> lock(mutex_);
+  distributed_.stop_for_exit();  // Python is finalized: never ask it again
+  CaptureLock lock(mutex_);
   if (!window_) return;
   if (!ever_armed_) {
     warn_if_never_armed();
@@ -299,6 +430,9 @@ void Capture::at_exit() {
     disarm("exit", close_partial_step());
   }
   wait_for_writer();
+  // A signal recorded just before exit is delivered now, not by a watcher
+  // the exit would outrun.
+  signals_.close_now();
 }
 
 void Capture::wait_for_writer() {
@@ -318,20 +452,33 @@ std::optional<std::uint64_t> Capture::close_partial_step(bool force) {
   return cut.current;
 }
 
-void Capture::add_span(HostSpan&& span) {
-  if (cut_requested()) return;
-  spans_.add(span);
-  if (spans_.bytes() >= config_.max_memory) {
-    std::int64_t none = 0;
-    cut_at_ns_.compare_exchange_strong(none, now_ns());
+void Capture::add_span(const SpanRecord& span) {
+  if (cut_requested() || !spans_.add(span)) {
+    // Over CHAKRA_MAX_MEMORY: nothing more is kept, the ET stops now too
+    // (else it records on, on every thread, until the stepping thread's
+    // next op, which may be seconds away), and the stepping thread cuts the
+    // window at its next op.
     keeping_.store(false, std::memory_order_release);
+    std::int64_t none = 0;
+    if (cut_at_ns_.compare_exchange_strong(none, span.start_ns)) stop_et_for_cut();
   }
+}
+
+void Capture::stop_et_for_cut() {
+  if (this_thread_holds_lock()) return;  // a disarm of ours is under way
+  CaptureLock lock(mutex_);
+  if (!armed_ || !et_.enabled()) return;
+  et_recording_.store(false);
+  et_generation_.fetch_add(1);
+  et_.disable();
 }
 
 void Capture::on_cut_requested() {
   if (os_tid() != stepping_tid_.load(std::memory_order_relaxed)) return;
-  std::lock_guard<std::mutex> lock(mutex_);
+  CaptureLock lock(mutex_);
   if (!armed_) return;
+  std::int64_t none = 0;
+  cut_at_ns_.compare_exchange_strong(none, now_ns());  // the GPU side hit it first
   log_warn("CHAKRA_MAX_MEMORY=" + std::to_string(config_.max_memory) +
            " bytes reached in step " + std::to_string(window_->current()) +
            ": the window is cut here; raise it, or capture fewer steps");
@@ -340,12 +487,33 @@ void Capture::on_cut_requested() {
 
 void Capture::finalize_for_signal(int sig) {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    CaptureLock lock(mutex_);
     if (!armed_) return;
-    disarm("signal:" + signal_name(sig), close_partial_step(), /*from_signal=*/true);
+    disarm("signal:" + signal_name(sig), close_partial_step());
   }
-  // A terminating signal ends the process next: the files must be done.
-  if (sig == SIGTERM || sig == SIGINT) wait_for_writer();
+  // A terminating signal ends the process next: the files must be done
+  // first, and the job must not run on meanwhile.
+  if (SignalRelay::terminating_recorded()) wait_for_writer();
+}
+
+void Capture::on_forked_child() {
+  dead_.store(true, std::memory_order_relaxed);
+  signals_.reset_in_forked_child();
+  const int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (devnull >= 0) {
+    for (auto& slot : et_fds_) {
+      const int fd = slot.load(std::memory_order_relaxed);
+      if (fd >= 0) ::dup2(devnull, fd);
+    }
+    ::close(devnull);
+  }
+  et_.silence_in_forked_child();
+  // Our own callbacks would return at once (dead), but torch would still do
+  // RecordFunction work on every op of the child for them.
+  if (op_span_handle_ != at::INVALID_CALLBACK_HANDLE) at::removeCallback(op_span_handle_);
+  if (step_handle_ != at::INVALID_CALLBACK_HANDLE) at::removeCallback(step_handle_);
+  if (const auto watch = backward_watch_.load(); watch != at::INVALID_CALLBACK_HANDLE)
+    at::removeCallback(watch);
 }
 
 void Capture::start_device_collection() {
@@ -354,7 +522,7 @@ void Capture::start_device_collection() {
   if (const char* home = std::getenv("CUDA_HOME")) cc.cuda_home = home;
   else if (const char* path = std::getenv("CUDA_PATH")) cc.cuda_home = path;
   cc.buffer_bytes = config_.cupti_buffers;
-  cc.event_bytes = config_.max_memory;
+  cc.budget = &budget_;
   cc.sync_records = config_.cupti_sync != 0;
   cc.overhead_records = config_.cupti_overhead != 0;
   if (!collector::Collector::cuda_present(cc)) {
@@ -363,8 +531,7 @@ void Capture::start_device_collection() {
   }
   // The job's own torch.profiler owns CUPTI: two users of the Activity API
   // would steal each other's buffers.
-  if (torch::autograd::profiler::isProfilerEnabledInMainThread() ||
-      torch::profiler::impl::profilerEnabled()) {
+  if (torch_profiler_running()) {
     cupti_state_ = "profiler_active";
     log_info("torch.profiler is running in this process: chakrashim leaves CUPTI to it, and the "
              "device trace holds host ops only");
@@ -379,7 +546,10 @@ void Capture::start_device_collection() {
 DeviceCapture Capture::stop_device_collection() {
   if (!cupti_started_) return DeviceCapture{};
   cupti_started_ = false;
-  DeviceCapture capture = collector::Collector::instance().stop();
+  // Bounded: a device stuck in a collective must not keep the job from
+  // finalizing and dying of its SIGTERM.
+  DeviceCapture capture = collector::Collector::instance().stop(
+      std::chrono::milliseconds(config_.exit_timeout_s * 1000));
   capture.cupti = cupti_state_;
   return capture;
 }
@@ -394,6 +564,11 @@ void Capture::warn_if_never_armed() {
     log_warn("no step marker '" + marker_ +
              "' was seen, though the job ran optimizer records: a torch.compile'd optimizer "
              "step has none; set CHAKRA_STEP_MARKER to a record that ends each step");
+  } else if (saw_backward_.load()) {
+    log_warn("the job ran autograd backward passes but no optimizer step ('" + marker_ +
+             "'): chakrashim counts steps by torch.optim steps, so nothing was captured; for a "
+             "job that updates its weights another way, wrap each step in "
+             "torch.profiler.record_function(\"train_step\") and set CHAKRA_STEP_MARKER=train_step");
   }
 }
 

@@ -5,7 +5,11 @@
 // state they reach is this process-wide object (never destroyed: callbacks
 // and exit hooks can run during exit). Window transitions happen under
 // mutex_, on whichever thread completes an optimizer step (the stepping
-// thread); the op-span callback's hot path reads only atomics.
+// thread); the op-span callback's hot path reads only atomics. Nothing
+// that can run a RecordFunction or Python is called under mutex_; should a
+// torch call made under it run one anyway, the op-span callback on that
+// thread sees the lock held (this_thread_holds_lock) and does not act on a
+// pending signal or cut, which would lock mutex_ again.
 //
 // Where a boundary acts. End callbacks run in registration order: our step
 // callback, torch's ET callback, our op-span callback. A step ends in the
@@ -25,11 +29,14 @@
 
 #include <ATen/record_function.h>
 
+#include "bridge/distributed_watch.h"
 #include "bridge/et_observer.h"
+#include "bridge/optimizer_hooks.h"
 #include "bridge/signal_relay.h"
 #include "bridge/span_store.h"
 #include "bridge/trace_files.h"
 #include "chakrashim/bridge_abi.h"
+#include "chakrashim/memory_budget.h"
 #include "window/step_window.h"
 
 namespace chakrashim::bridge {
@@ -42,17 +49,27 @@ class Capture {
   // Called once, with the GIL, from the core's pending call.
   void attach(const chakrashim_capture_config& config);
 
-  // --- from the step callback (USER_SCOPE records only) ---
+  // --- from the step callback (USER_SCOPE and BACKWARD records) ---
   // An outermost step-marker record ended on this thread.
   void on_step_end(const at::RecordFunction& fn);
   void count_user_record(const char* name);
+  // An outermost marker opened / closed on some thread (registering the
+  // optimizer hooks waits until none is open).
+  void marker_opened() { open_markers_.fetch_add(1, std::memory_order_relaxed); }
+  void marker_closed() { open_markers_.fetch_sub(1, std::memory_order_relaxed); }
+  // An autograd backward function ran (a sign that the job trains).
+  void note_backward();
   const std::string& marker() const { return marker_; }
 
   // --- from the op-span callback (all scopes, while armed) ---
   bool keeping() const { return keeping_.load(std::memory_order_acquire); }
   // Keeps one span, unless CHAKRA_MAX_MEMORY is reached: then nothing more
   // is kept and the window is cut at the stepping thread's next op.
-  void add_span(HostSpan&& span);
+  void add_span(const SpanRecord& span);
+  // The memory cap was hit (by any thread): disables the ET at once.
+  void stop_et_for_cut();
+  // This thread is inside one of the capture's own critical sections.
+  static bool this_thread_holds_lock();
   std::uint64_t next_external_id() { return external_id_.fetch_add(1, std::memory_order_relaxed); }
   // The record `fn` ended at `end_ns`; runs a deferred boundary if it is its.
   void on_op_end(const at::RecordFunction& fn, std::int64_t end_ns);
@@ -65,37 +82,47 @@ class Capture {
     if (os_tid_cached() == stepping_tid_.load(std::memory_order_relaxed))
       signals_.poll_on_stepping_thread();
   }
-  // The memory cap was reached: one relaxed load, for every op.
-  bool cut_requested() const { return cut_at_ns_.load(std::memory_order_relaxed) != 0; }
+  // The memory cap was reached (by spans or GPU records): one relaxed load,
+  // for every op.
+  bool cut_requested() const { return budget_.exhausted(); }
   // The stepping thread ends the window at this op (reason memory_cap).
   void on_cut_requested();
 
-  // A forked child: every callback turns itself off (async-signal-safe).
-  void mark_forked_child() {
-    dead_.store(true, std::memory_order_relaxed);
-    signals_.reset_in_forked_child();
-  }
+  // A forked child (pthread_atfork child handler, async-signal-safe except
+  // where et_observer.h says): every callback of ours turns itself off,
+  // torch's ET callback is disabled, and the descriptors open on the
+  // parent's ET file are pointed at /dev/null, so that the child's copy of
+  // torch's stream buffer can never reach the parent's file.
+  void on_forked_child();
   bool dead() const { return dead_.load(std::memory_order_relaxed); }
-  int et_fd() const { return et_fd_.load(std::memory_order_relaxed); }
 
  private:
   Capture() = default;
   void apply(const window::Boundary& b, std::int64_t now_ns, std::uint64_t tid);
   void step_end_locked(const at::RecordFunction& fn);
   void attach_locked(const chakrashim_capture_config& config);
+  void install_flush_signal();
+  // From the optimizer post hook (GIL held): an outermost optimizer step
+  // ended; counted here unless the step callback counts (armed, or the
+  // hooks not in yet).
+  void on_hook_step_end();
+  // The hooks are in: the step callback goes, unless the window is open.
+  void on_hooks_registered();
   void arm();
-  void disarm(const std::string& reason, std::optional<std::uint64_t> partial_step,
-              bool from_signal = false);
+  void disarm(const std::string& reason, std::optional<std::uint64_t> partial_step);
   // Ends the window for a signal: the steps so far plus the partial one.
   void finalize_for_signal(int sig);
   // The step in progress, as a partial step, if it was being kept.
   // (force: even though keeping stopped, as after the memory cap).
   std::optional<std::uint64_t> close_partial_step(bool force = false);
   static std::uint64_t os_tid_cached();
-  // On the stepping thread, holding no lock of ours (it takes the GIL):
-  // torch.distributed's state, and the ET's "## process_group:init ##" node
-  // once a group exists. Runs when a boundary asked for it.
-  void refresh_distributed_if_wanted();
+  // On the DistributedWatch thread, holding no lock of ours: keeps
+  // torch.distributed's state, and writes the ET's "## process_group:init ##"
+  // node once a group exists while the ET records.
+  void on_distributed_answer(const std::string& json);
+  // At a boundary inside the window: the job's torch.profiler took CUPTI
+  // over since arm; stand back (the device trace becomes host-only).
+  void stand_back_if_profiler_started();
   void warn_if_never_armed();
   // At arm: CUPTI activity collection, unless there is no CUDA, the job's
   // own torch.profiler runs, or CUPTI refuses (then the trace is host-only).
@@ -105,7 +132,7 @@ class Capture {
   // Waits for the background writer within CHAKRA_EXIT_TIMEOUT; one line if not.
   void wait_for_writer();
 
-  std::mutex mutex_;
+  std::mutex mutex_;  // taken through CaptureLock only
   chakrashim_capture_config config_{};
   std::string marker_;
   std::optional<window::StepWindow> window_;
@@ -113,12 +140,25 @@ class Capture {
   SpanStore spans_;
   TraceWriterThread writer_;
   SignalRelay signals_;
-  bool window_done_ = false;
-  std::optional<std::string> distributed_json_;  // last known, see refresh_distributed
-  bool pg_node_written_ = false;
-  std::atomic<bool> refresh_wanted_{false};
-  // When the memory cap was hit (ns), 0 before; the window is then cut.
-  std::atomic<std::int64_t> cut_at_ns_{0};  // disarmed, for good: later steps change nothing
+  DistributedWatch distributed_;
+  OptimizerHooks hooks_;
+  // The step callback is registered (it counts steps; the hooks do not).
+  std::atomic<bool> rf_counting_{false};
+  at::CallbackHandle step_handle_ = at::INVALID_CALLBACK_HANDLE;
+  std::atomic<int> open_markers_{0};
+  std::atomic<bool> saw_backward_{false};
+  // register_backward_watch's handle while it waits for the first backward.
+  std::atomic<at::CallbackHandle> backward_watch_{at::INVALID_CALLBACK_HANDLE};
+  // The window's one memory budget (spans, GPU events, correlation records).
+  MemoryBudget budget_;
+  bool window_done_ = false;  // disarmed, for good: later steps change nothing
+  // The ET records now (enabled), and how many times that changed: the
+  // watch thread writes the process-group node only while it holds.
+  std::atomic<bool> et_recording_{false};
+  std::atomic<std::uint64_t> et_generation_{0};
+  std::atomic<bool> pg_node_written_{false};
+  // When the memory cap was hit (ns), 0 before.
+  std::atomic<std::int64_t> cut_at_ns_{0};
   std::atomic<std::uint64_t> stepping_tid_{0};
   std::optional<files::Layout> layout_;
   bool armed_ = false;
@@ -127,6 +167,7 @@ class Capture {
   bool device_on_ = false;
   std::string host_state_ = "on";
   bool cupti_started_ = false;
+  bool cupti_release_pending_ = false;  // stood back; kinds off once the profiler stops
   std::string cupti_state_ = "absent";  // the metadata's device_trace.cupti
   at::CallbackHandle op_span_handle_ = at::INVALID_CALLBACK_HANDLE;
   std::vector<StepSpan> steps_;
@@ -145,7 +186,9 @@ class Capture {
   std::atomic<bool> keeping_{false};
   std::atomic<bool> dead_{false};
   std::atomic<bool> exiting_{false};
-  std::atomic<int> et_fd_{-1};
+  // Descriptors open on the ET file (et_observer.h), for the fork guard.
+  static constexpr int kMaxEtFds = 4;
+  std::atomic<int> et_fds_[kMaxEtFds] = {-1, -1, -1, -1};
   std::atomic<std::uint64_t> external_id_{1};
   std::atomic<std::uint64_t> markers_seen_{0};
   std::atomic<std::uint64_t> optimizer_records_seen_{0};

@@ -1,8 +1,8 @@
 #include "bridge/et_observer.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <dlfcn.h>
-#include <limits.h>
 #include <unistd.h>
 
 #include <c10/util/Logging.h>
@@ -32,23 +32,29 @@ class QuietTorchLog {
   int saved_;
 };
 
-// The descriptor whose /proc/self/fd link is `path`, or -1.
-int find_fd_of(const std::string& path) {
-  DIR* dir = ::opendir("/proc/self/fd");
-  if (!dir) return -1;
-  int found = -1;
-  while (dirent* e = ::readdir(dir)) {
-    const int fd = std::atoi(e->d_name);
-    if (fd <= 2 || fd == ::dirfd(dir)) continue;
-    char link[PATH_MAX];
-    const std::string entry = std::string("/proc/self/fd/") + e->d_name;
-    const ssize_t n = ::readlink(entry.c_str(), link, sizeof link - 1);
-    if (n > 0 && path.compare(0, std::string::npos, link, static_cast<std::size_t>(n)) == 0) {
-      found = fd;
-      break;
+// Every descriptor open on the file at `path`, matched by device and inode
+// (fstat), so that any spelling of the path finds it. /proc/self/fd lists
+// the open descriptors; without /proc, the low ones are tried.
+std::vector<int> fds_open_on(const std::string& path) {
+  std::vector<int> found;
+  struct stat target {};
+  if (::stat(path.c_str(), &target) != 0) return found;
+  const auto match = [&](int fd) {
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == target.st_dev &&
+        st.st_ino == target.st_ino)
+      found.push_back(fd);
+  };
+  if (DIR* dir = ::opendir("/proc/self/fd")) {
+    while (dirent* e = ::readdir(dir)) {
+      if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+      const int fd = std::atoi(e->d_name);
+      if (fd > 2 && fd != ::dirfd(dir)) match(fd);
     }
+    ::closedir(dir);
+  } else {
+    for (int fd = 3; fd < 4096; ++fd) match(fd);
   }
-  ::closedir(dir);
   return found;
 }
 
@@ -93,7 +99,7 @@ bool EtObserver::add(const std::string& partial_path, std::string& error) {
     return false;
   }
   state_ = State::disabled;
-  fd_ = find_fd_of(partial_path);
+  fds_ = fds_open_on(partial_path);
   return true;
 }
 
@@ -123,7 +129,14 @@ void EtObserver::remove() {
   QuietTorchLog quiet;
   impl::removeExecutionTraceObserver();
   state_ = State::removed;
-  fd_ = -1;
+  fds_.clear();
+}
+
+void EtObserver::silence_in_forked_child() {
+  if (state_ != State::enabled) return;  // disabled: torch's callback is off already
+  QuietTorchLog quiet;
+  impl::disableExecutionTraceObserver();
+  state_ = State::disabled;
 }
 
 }  // namespace chakrashim::bridge

@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace chakrashim::bridge {
 
@@ -30,14 +31,25 @@ class EtObserver {
 
   bool added() const { return state_ == State::disabled || state_ == State::enabled; }
   bool enabled() const { return state_ == State::enabled; }
-  // The descriptor of torch's output stream, found after add (-1 if not):
-  // a forked child points it at /dev/null.
-  int output_fd() const { return fd_; }
+  // The descriptors open on torch's output file, found after add by what
+  // the file is (device and inode), never by its name: a relative, `../` or
+  // symlinked trace folder never matches /proc's resolved links. A forked
+  // child points them at /dev/null. Empty if none was found.
+  const std::vector<int>& output_fds() const { return fds_; }
+
+  // In a forked child (pthread_atfork child handler): torch's callback must
+  // not run at all there. If another thread of the parent was inside it at
+  // fork time, it held the observer's mutex, and the child's first op would
+  // block on that mutex forever. Disabling turns torch's state to disabled
+  // (its callback tests the state before it locks) and disables its
+  // RecordFunction callback. Only a flag and torch's callback table are
+  // touched; torch's log line is kept quiet.
+  void silence_in_forked_child();
 
  private:
   enum class State { none, disabled, enabled, removed };
   State state_ = State::none;
-  int fd_ = -1;
+  std::vector<int> fds_;
   // The observer torch deletes at remove, kept alive (see remove()).
   std::shared_ptr<void> keep_alive_;
 };

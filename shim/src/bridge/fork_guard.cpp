@@ -1,8 +1,6 @@
 #include "bridge/fork_guard.h"
 
-#include <fcntl.h>
 #include <pthread.h>
-#include <unistd.h>
 
 #include <atomic>
 
@@ -12,16 +10,7 @@ namespace chakrashim::bridge {
 
 namespace {
 
-void in_child() {
-  Capture& capture = Capture::instance();
-  capture.mark_forked_child();
-  const int fd = capture.et_fd();
-  if (fd < 0) return;
-  const int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-  if (devnull < 0) return;
-  ::dup2(devnull, fd);
-  ::close(devnull);
-}
+void in_child() { Capture::instance().on_forked_child(); }
 
 }  // namespace
 

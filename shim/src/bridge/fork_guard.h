@@ -7,8 +7,9 @@
 namespace chakrashim::bridge {
 
 // Registers the pthread_atfork child handler, once per process. The handler
-// does only async-signal-safe work: it points the ET stream's descriptor at
-// /dev/null and marks the capture dead, so every callback turns itself off.
+// marks the capture dead, so every callback of ours turns itself off,
+// points the descriptors open on the ET file at /dev/null, and disables
+// torch's ET callback (Capture::on_forked_child says what each protects).
 void install_fork_guard();
 
 }  // namespace chakrashim::bridge

@@ -1,47 +1,11 @@
 #include "bridge/python_query.h"
 
-#include <dlfcn.h>
-
 #include "bridge/bridge_log.h"
+#include "bridge/python_api.h"
 
 namespace chakrashim::bridge {
 
 namespace {
-
-// Looked up once; a process without Python has none of them.
-struct PythonApi {
-  using Obj = void*;
-  int (*gil_ensure)() = nullptr;                              // PyGILState_Ensure
-  void (*gil_release)(int) = nullptr;                         // PyGILState_Release
-  int (*is_initialized)() = nullptr;                          // Py_IsInitialized
-  Obj (*dict_new)() = nullptr;                                // PyDict_New
-  Obj (*run_string)(const char*, int, Obj, Obj) = nullptr;    // PyRun_String
-  Obj (*dict_get)(Obj, const char*) = nullptr;                // PyDict_GetItemString
-  const char* (*as_utf8)(Obj) = nullptr;                      // PyUnicode_AsUTF8
-  void (*dec_ref)(Obj) = nullptr;                             // Py_DecRef
-  void (*err_clear)() = nullptr;                              // PyErr_Clear
-  Obj (*err_occurred)() = nullptr;                            // PyErr_Occurred
-
-  PythonApi() {
-    auto get = [](const char* name) { return ::dlsym(RTLD_DEFAULT, name); };
-    gil_ensure = reinterpret_cast<int (*)()>(get("PyGILState_Ensure"));
-    gil_release = reinterpret_cast<void (*)(int)>(get("PyGILState_Release"));
-    is_initialized = reinterpret_cast<int (*)()>(get("Py_IsInitialized"));
-    dict_new = reinterpret_cast<Obj (*)()>(get("PyDict_New"));
-    run_string = reinterpret_cast<Obj (*)(const char*, int, Obj, Obj)>(get("PyRun_String"));
-    dict_get = reinterpret_cast<Obj (*)(Obj, const char*)>(get("PyDict_GetItemString"));
-    as_utf8 = reinterpret_cast<const char* (*)(Obj)>(get("PyUnicode_AsUTF8"));
-    dec_ref = reinterpret_cast<void (*)(Obj)>(get("Py_DecRef"));
-    err_clear = reinterpret_cast<void (*)()>(get("PyErr_Clear"));
-    err_occurred = reinterpret_cast<Obj (*)()>(get("PyErr_Occurred"));
-  }
-  bool usable() const {
-    return gil_ensure && gil_release && is_initialized && dict_new && run_string && dict_get && as_utf8 &&
-           dec_ref && err_clear && err_occurred;
-  }
-};
-
-constexpr int kPyFileInput = 257;  // Py_file_input, stable across CPython 3
 
 // Runs without importing anything new: only a torch.distributed that the
 // job already imported is asked.
@@ -63,30 +27,37 @@ if _d is not None and _d.is_available() and _d.is_initialized():
 
 }  // namespace
 
+bool this_thread_holds_gil() {
+  const PythonApi& api = python();
+  return api.gil_check && api.is_initialized && api.is_initialized() && api.gil_check() != 0;
+}
+
 std::optional<std::string> distributed_info_json() {
-  static const PythonApi api;
+  const PythonApi& api = python();
   if (!api.usable() || !api.is_initialized()) return std::nullopt;
-  // The stepping thread is inside a torch op, which released the GIL: take
-  // it back for the query, as pybind does for a callback into Python.
+  // A thread that asks for the GIL while Python finalizes is ended or
+  // parked by CPython: never ask then.
+  if (api.is_finalizing && api.is_finalizing()) return std::nullopt;
   const int gil = api.gil_ensure();
-  void* globals = api.dict_new();
-  if (!globals) {
-    api.gil_release(gil);
-    return std::nullopt;
-  }
+  // Compiled once (compiling took most of the query's time, with the GIL
+  // held); kept for the life of the process. Only this thread uses it.
+  static void* code = api.compile(kQuery, "<chakrashim distributed query>", PythonApi::kFileInput);
+  void* globals = code ? api.dict_new() : nullptr;
   std::optional<std::string> out;
-  if (void* r = api.run_string(kQuery, kPyFileInput, globals, globals)) {
-    api.dec_ref(r);
-    void* value = api.dict_get(globals, "result");  // borrowed
-    const char* text = value ? api.as_utf8(value) : nullptr;
-    if (text && *text) out = std::string(text);
+  if (globals) {
+    if (void* r = api.eval_code(code, globals, globals)) {
+      api.dec_ref(r);
+      void* value = api.dict_get(globals, "result");  // borrowed
+      const char* text = value ? api.as_utf8(value) : nullptr;
+      if (text && *text) out = std::string(text);
+    }
+    api.dec_ref(globals);
   }
-  // Whatever went wrong stays ours: the job never sees a Python error.
+  // On our own thread, an error can only be the query's own: clear it.
   if (api.err_occurred()) {
     log_debug("the torch.distributed query raised; ignored");
     api.err_clear();
   }
-  api.dec_ref(globals);
   api.gil_release(gil);
   return out;
 }

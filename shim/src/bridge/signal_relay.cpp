@@ -1,134 +1,285 @@
 #include "bridge/signal_relay.h"
 
 #include <errno.h>
+#include <string.h>
+
+#include <algorithm>
+#include <cstring>
 #include <unistd.h>
 
 #include <thread>
 
-#include "bridge/bridge_log.h"
-
 namespace chakrashim::bridge {
 
-std::atomic<int> SignalRelay::pending_{0};
+std::atomic<unsigned> SignalRelay::pending_{0};
+std::atomic<unsigned> SignalRelay::counts_[SignalRelay::kSlots] = {};
+std::atomic<int> SignalRelay::first_{0};
+std::atomic<bool> SignalRelay::window_open_{false};
+std::atomic<bool> SignalRelay::dead_{false};
+std::atomic<bool> SignalRelay::say_outside_{false};
+int SignalRelay::signals_[SignalRelay::kSlots] = {SIGTERM, SIGINT, 0};
+struct sigaction SignalRelay::previous_[SignalRelay::kSlots];
+std::atomic<bool> SignalRelay::installed_[SignalRelay::kSlots] = {};
+char SignalRelay::outside_line_[512];
+std::size_t SignalRelay::outside_len_ = 0;
 sem_t SignalRelay::wakeup_;
 
 namespace {
-bool terminating(int sig) { return sig == SIGTERM || sig == SIGINT; }
+// Repeated arrivals of one signal are delivered again up to this many times
+// (a second Ctrl-C is a different request from the first).
+constexpr unsigned kMaxRepeats = 2;
+// Between two deliveries of the same signal: time for the job's handler to
+// run, so that the second is not merged into the first.
+constexpr std::chrono::milliseconds kRepeatGap{100};
+
+// The semaphore is initialized once per process, before any handler of
+// ours can post it.
+std::once_flag g_sem_once;
 }  // namespace
 
-void SignalRelay::handler(int sig, siginfo_t*, void*) {
-  // Async-signal-safe only: an atomic store and sem_post.
+int SignalRelay::slot_of(int sig) {
+  for (int i = 0; i < kSlots; ++i)
+    if (signals_[i] != 0 && signals_[i] == sig) return i;
+  return -1;
+}
+
+bool SignalRelay::ours_installed(int sig) {
+  struct sigaction current {};
+  return ::sigaction(sig, nullptr, &current) == 0 && (current.sa_flags & SA_SIGINFO) &&
+         current.sa_sigaction == &SignalRelay::handler;
+}
+
+void SignalRelay::chain_to_job(int slot, int sig, siginfo_t* info, void* context) {
+  // The job's own handler, called as the kernel would have called it.
+  const struct sigaction& p = previous_[slot];
+  if (p.sa_handler == SIG_DFL || p.sa_handler == SIG_IGN) return;
+  if (p.sa_flags & SA_SIGINFO) {
+    siginfo_t synthesized {};
+    if (!info) {
+      synthesized.si_signo = sig;
+      synthesized.si_code = SI_USER;
+      synthesized.si_pid = ::getpid();
+      info = &synthesized;
+    }
+    p.sa_sigaction(sig, info, context);
+  } else {
+    p.sa_handler(sig);
+  }
+}
+
+void SignalRelay::handler(int sig, siginfo_t* info, void* context) {
+  // Async-signal-safe only: atomics, write(2), sem_post, and the job's own
+  // handler (which the kernel would have run here anyway).
   const int saved = errno;
+  const int slot = slot_of(sig);
+  if (slot < 0) {
+    errno = saved;
+    return;
+  }
+  if (dead_.load(std::memory_order_relaxed) ||
+      (slot == kFlush && !window_open_.load(std::memory_order_acquire))) {
+    // Outside a window (or in a forked child): nothing to flush. The job's
+    // handler gets it; without one, the signal is swallowed rather than
+    // turned into the kill its default action would be.
+    const struct sigaction& p = previous_[slot];
+    if (p.sa_handler != SIG_DFL && p.sa_handler != SIG_IGN) {
+      chain_to_job(slot, sig, info, context);
+    } else if (!dead_.load(std::memory_order_relaxed) &&
+               say_outside_.load(std::memory_order_relaxed) && outside_len_ > 0) {
+      (void)!::write(STDERR_FILENO, outside_line_, outside_len_);
+    }
+    errno = saved;
+    return;
+  }
+  pending_.fetch_or(1u << slot);
+  unsigned n = counts_[slot].load(std::memory_order_relaxed);
+  while (n < kMaxRepeats && !counts_[slot].compare_exchange_weak(n, n + 1)) {
+  }
   int none = 0;
-  pending_.compare_exchange_strong(none, sig);
+  first_.compare_exchange_strong(none, sig);
   ::sem_post(&wakeup_);
   errno = saved;
 }
 
-bool SignalRelay::start(int flush_signal, std::chrono::milliseconds grace,
-                        std::function<void(int)> finalize) {
+bool SignalRelay::install(int slot, int sig) {
+  if (ours_installed(sig)) {
+    installed_[slot].store(true);
+    return true;
+  }
+  struct sigaction current {};
+  if (::sigaction(sig, nullptr, &current) != 0) return false;
+  // A signal the job ignores stays ignored: we would have nothing to deliver.
+  if (slot != kFlush && current.sa_handler == SIG_IGN) return false;
+  previous_[slot] = current;
+  struct sigaction ours {};
+  ours.sa_sigaction = &SignalRelay::handler;
+  ours.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+  sigemptyset(&ours.sa_mask);
+  const bool ok = ::sigaction(sig, &ours, nullptr) == 0;
+  installed_[slot].store(ok);
+  return ok;
+}
+
+void SignalRelay::install_flush(int flush_signal, const std::string& outside_line,
+                                bool say_outside) {
+  if (flush_signal == 0) return;
+  std::call_once(g_sem_once, [] { ::sem_init(&wakeup_, 0, 0); });
+  std::lock_guard<std::mutex> lock(mutex_);
+  const std::size_t n = std::min(outside_line.size(), sizeof outside_line_);
+  std::memcpy(outside_line_, outside_line.data(), n);
+  outside_len_ = n;
+  say_outside_.store(say_outside);
+  signals_[kFlush] = flush_signal;
+  install(kFlush, flush_signal);
+}
+
+bool SignalRelay::start(std::chrono::milliseconds grace, std::function<void(int)> finalize,
+                        std::function<void()> wait_for_files) {
+  std::call_once(g_sem_once, [] { ::sem_init(&wakeup_, 0, 0); });
+  std::lock_guard<std::mutex> closing(close_mutex_);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!watcher_running_) {
+    try {
+      std::thread([this] { watch(); }).detach();
+    } catch (...) {
+      return false;
+    }
+    watcher_running_ = true;
+  }
   finalize_ = std::move(finalize);
-  flush_signal_ = flush_signal;
+  wait_for_files_ = std::move(wait_for_files);
   grace_ = grace;
-  if (::sem_init(&wakeup_, 0, 0) != 0) return false;
-  try {
-    std::thread([this] { watch(); }).detach();
-  } catch (...) {
-    return false;
-  }
-  const int signals[3] = {SIGTERM, SIGINT, flush_signal};
-  for (int i = 0; i < 3; ++i) {
-    Slot& slot = slots_[i];
-    slot.sig = signals[i];
-    if (slot.sig == 0) continue;
-    struct sigaction ours {};
-    ours.sa_sigaction = &SignalRelay::handler;
-    ours.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-    sigemptyset(&ours.sa_mask);
-    // A signal the job ignores stays ignored: we would have nothing to
-    // deliver after finalizing.
-    if (::sigaction(slot.sig, nullptr, &slot.previous) != 0) continue;
-    if (slot.previous.sa_handler == SIG_IGN) continue;
-    slot.installed = ::sigaction(slot.sig, &ours, nullptr) == 0;
-  }
+  in_window_ = true;
+  stop_requested_ = finalize_started_ = finalized_ = false;
+  pending_.store(0);
+  for (auto& c : counts_) c.store(0);
+  first_.store(0);
+  window_open_.store(true, std::memory_order_release);
+  install(kTerm, SIGTERM);
+  install(kInt, SIGINT);
+  // The job may have put its own handler in place since attach (Lightning
+  // does at fit()): ours goes back in front of it, and passes on to it.
+  if (signals_[kFlush] != 0) install(kFlush, signals_[kFlush]);
   return true;
 }
 
-void SignalRelay::restore_dispositions() {
-  for (Slot& slot : slots_) {
-    if (!slot.installed) continue;
-    slot.installed = false;
-    struct sigaction current {};
+void SignalRelay::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!in_window_) return;
+    stop_requested_ = true;
+  }
+  ::sem_post(&wakeup_);
+}
+
+void SignalRelay::poll_on_stepping_thread() {
+  const int sig = first_.load();
+  if (sig != 0) finalize_once(sig);
+}
+
+void SignalRelay::finalize_once(int sig) {
+  std::function<void(int)> finalize;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!in_window_ || finalize_started_) return;
+    finalize_started_ = true;
+    finalize = finalize_;
+  }
+  if (finalize) finalize(sig);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    finalized_ = true;
+  }
+  cv_.notify_all();
+  ::sem_post(&wakeup_);
+  // Delivered from here, at once: left to the watcher, a job whose stepping
+  // thread finalized would run on (whole steps, even to its exit under load)
+  // before the watcher got to raising its SIGTERM.
+  close_now();
+}
+
+void SignalRelay::watch() {
+  for (;;) {
+    while (::sem_wait(&wakeup_) != 0) {
+      if (errno != EINTR) return;
+    }
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!in_window_) continue;
+    if (pending_.load() != 0 && !finalized_) {
+      // The stepping thread finalizes at its next op; give it the grace
+      // period, then do it here (it is blocked outside torch ops).
+      cv_.wait_for(lock, grace_, [&] { return finalized_; });
+      if (!finalized_) {
+        lock.unlock();
+        finalize_once(first_.load());
+        lock.lock();
+      }
+      // A finalize that the stepping thread is still running: it is bounded
+      // by CHAKRA_EXIT_TIMEOUT.
+      cv_.wait(lock, [&] { return finalized_; });
+    }
+    if (finalized_ || stop_requested_) {
+      lock.unlock();
+      close_now();
+      lock.lock();
+      // Done, unless another window opened meanwhile (it is this watcher's).
+      if (!in_window_) {
+        watcher_running_ = false;
+        return;
+      }
+    }
+  }
+}
+
+void SignalRelay::close_now() {
+  std::lock_guard<std::mutex> closing(close_mutex_);
+  std::function<void()> wait_for_files;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!in_window_) return;
+    wait_for_files = wait_for_files_;
+  }
+  // SIGTERM/SIGINT stay ours until the files are written (bounded): one
+  // that arrives meanwhile is delivered right after, not lost with them.
+  if (wait_for_files) wait_for_files();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    in_window_ = false;
+  }
+  // From here a flush signal is passed on at once, as outside any window.
+  window_open_.store(false, std::memory_order_release);
+  for (int slot : {kTerm, kInt}) {
+    if (!installed_[slot].exchange(false)) continue;
     // Only where ours is still there: the job may have installed its own
     // handler since (Python's signal.signal), which must stay.
-    if (::sigaction(slot.sig, nullptr, &current) == 0 &&
-        (current.sa_flags & SA_SIGINFO) && current.sa_sigaction == &SignalRelay::handler) {
-      ::sigaction(slot.sig, &slot.previous, nullptr);
+    if (ours_installed(signals_[slot])) ::sigaction(signals_[slot], &previous_[slot], nullptr);
+  }
+  // Whatever arrived up to the restore is ours to deliver; later arrivals
+  // went to the job directly.
+  const unsigned mask = pending_.exchange(0);
+  unsigned counts[kSlots];
+  for (int i = 0; i < kSlots; ++i) counts[i] = counts_[i].exchange(0);
+  first_.store(0);
+  if ((mask & (1u << kFlush)) && signals_[kFlush] != 0)
+    chain_to_job(kFlush, signals_[kFlush], nullptr, nullptr);
+  for (int slot : {kInt, kTerm}) {
+    if (!(mask & (1u << slot))) continue;
+    const unsigned times = counts[slot] == 0 ? 1 : counts[slot];
+    for (unsigned i = 0; i < times; ++i) {
+      if (i > 0) std::this_thread::sleep_for(kRepeatGap);
+      // Under the job's own disposition: the default kills the process as
+      // it would have; a handler of the job's runs.
+      ::kill(::getpid(), signals_[slot]);
     }
   }
 }
 
 void SignalRelay::reset_in_forked_child() {
+  dead_.store(true);
   pending_.store(0);
-  for (Slot& slot : slots_) {
-    if (!slot.installed) continue;
-    slot.installed = false;
-    struct sigaction current {};
-    if (::sigaction(slot.sig, nullptr, &current) == 0 && (current.sa_flags & SA_SIGINFO) &&
-        current.sa_sigaction == &SignalRelay::handler) {
-      ::sigaction(slot.sig, &slot.previous, nullptr);
-    }
-  }
-}
-
-void SignalRelay::stop() {
-  restore_dispositions();
-  stopping_.store(true);
-  ::sem_post(&wakeup_);
-}
-
-void SignalRelay::poll_on_stepping_thread() {
-  const int sig = pending_.load();
-  if (sig != 0) finalize_once(sig);
-}
-
-void SignalRelay::finalize_once(int sig) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (finalize_started_) return;
-    finalize_started_ = true;
-  }
-  finalize_(sig);
-  std::lock_guard<std::mutex> lock(mutex_);
-  finalized_ = true;
-  finalized_cv_.notify_all();
-}
-
-void SignalRelay::watch() {
-  while (::sem_wait(&wakeup_) != 0) {
-    if (errno != EINTR) return;
-  }
-  if (stopping_.load()) return;
-  const int sig = pending_.load();
-  {
-    // The stepping thread finalizes at its next op; give it the grace
-    // period, then do it here (it is blocked outside torch ops).
-    std::unique_lock<std::mutex> lock(mutex_);
-    finalized_cv_.wait_for(lock, grace_, [&] { return finalized_; });
-  }
-  finalize_once(sig);  // no-op if the stepping thread did it
-  {
-    // Wait for a finalize that the stepping thread is still running.
-    std::unique_lock<std::mutex> lock(mutex_);
-    finalized_cv_.wait(lock, [&] { return finalized_; });
-  }
-  restore_dispositions();
-  if (terminating(sig)) {
-    // Deliver it again under the job's own disposition: the default kills
-    // the process as it would have; a handler of the job's runs.
-    ::kill(::getpid(), sig);
-  } else {
-    pending_.store(0);
+  for (int slot : {kTerm, kInt}) {
+    if (!installed_[slot].exchange(false)) continue;
+    if (ours_installed(signals_[slot])) ::sigaction(signals_[slot], &previous_[slot], nullptr);
   }
 }
 

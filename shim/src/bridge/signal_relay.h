@@ -1,14 +1,31 @@
-// Signals in the window (DESIGN.md section 4.8). While armed, SIGTERM,
-// SIGINT and the configured flush signal go to a handler that only records
-// the signal and wakes a watcher thread; nothing else happens in signal
-// context. The capture is then finalized at the stepping thread's next
-// RecordFunction (or by the watcher, if that thread is blocked outside torch
-// for longer than a grace period), and a terminating signal is delivered
-// again under the disposition the job had before: the job dies of it, or
-// runs its own handler, exactly as it would have without us.
+// Signals and the capture window (docs/design.md, "Signals").
 //
-// Installed at arm (Python installs its own handlers at start; ours must
-// come after), removed at disarm, and never touched in a forked child.
+// While a window is open, SIGTERM, SIGINT and the configured flush signal go
+// to a handler that only records the signal (a bit, a count) and wakes a
+// watcher thread; nothing else happens in signal context. The window is then
+// finalized at the stepping thread's next RecordFunction, or by the watcher
+// if that thread is blocked outside torch for longer than a grace period.
+// Once the window is closed, the watcher puts the job's own dispositions
+// back and delivers every signal it recorded, in this order:
+//   - the flush signal: to the job's own handler, if it has one (Lightning
+//     requeues a Slurm job on SIGUSR1); never a kill;
+//   - SIGINT, then SIGTERM: raised again under the job's disposition, as many
+//     times as they arrived (up to two each), so that the job ends exactly as
+//     it would have without us.
+// A signal recorded while the window closes normally is delivered too, and a
+// second terminating signal after the flush signal is never lost.
+//
+// The flush signal's handler is installed at attach and stays for the life
+// of the process: outside a window it passes the signal to the job's own
+// handler, or, when the job has none, swallows it with one line, since its
+// default action (USR1's, USR2's) would kill a job that the user only meant
+// to flush. SIGTERM and SIGINT are taken only while a window is open
+// (Python installs its own handlers at start; ours must come after).
+//
+// Threads: the handler runs on any thread; the watcher is one thread of
+// ours, started with a window and ended once it has closed it (no thread of
+// ours outlives the window); start/stop run on the stepping thread. Fork: reset_in_forked_child gives a
+// child the job's SIGTERM/SIGINT dispositions back (it has no watcher).
 #pragma once
 
 #include <semaphore.h>
@@ -19,54 +36,84 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <string>
 
 namespace chakrashim::bridge {
 
 class SignalRelay {
  public:
-  // Installs the handlers and starts the watcher. `finalize(sig)` ends the
-  // window; it is called once, by the stepping thread (through
-  // poll_on_stepping_thread) or by the watcher after the grace period.
-  // False (with nothing installed) if the watcher could not be started.
-  bool start(int flush_signal, std::chrono::milliseconds grace,
-             std::function<void(int)> finalize);
-  // The window ended normally: restores the previous dispositions (where
-  // ours is still installed) and lets the watcher end. Never blocks.
+  // At attach: the flush signal's handler, for the life of the process. The
+  // line printed when it arrives outside a window is formatted here (the
+  // handler can only write it). `say_outside`: the log level lets it out.
+  void install_flush(int flush_signal, const std::string& outside_line, bool say_outside);
+
+  // A window opened: SIGTERM/SIGINT handlers, the flush handler again if the
+  // job replaced it since, and the watcher. `finalize(sig)` ends the window;
+  // it runs once, on the stepping thread (poll_on_stepping_thread) or on the
+  // watcher after `grace`. `wait_for_files()` waits, bounded, for the
+  // window's files: the watcher calls it before it restores the job's
+  // dispositions, so a terminating signal that arrives while the files are
+  // being written waits for them. False if the watcher could not be started
+  // (then nothing is installed for this window).
+  bool start(std::chrono::milliseconds grace, std::function<void(int)> finalize,
+             std::function<void()> wait_for_files);
+  // The window ended (any reason). Never blocks: the watcher restores the
+  // dispositions and delivers what was recorded.
   void stop();
 
-  // The recorded signal, 0 if none: one relaxed load, for every op.
-  static int pending() { return pending_.load(std::memory_order_relaxed); }
-  // Called by the stepping thread at an op boundary when pending() != 0.
+  // A signal is recorded and not yet handled: one relaxed load, for every op.
+  static bool pending() { return pending_.load(std::memory_order_relaxed) != 0; }
+  // SIGTERM or SIGINT is among the recorded signals (the process ends next).
+  static bool terminating_recorded() {
+    return (pending_.load() & ((1u << kTerm) | (1u << kInt))) != 0;
+  }
+  // Called by the stepping thread at an op boundary when pending().
   void poll_on_stepping_thread();
-  // In a forked child (pthread_atfork child handler; async-signal-safe):
-  // puts back the job's dispositions. The child has no watcher thread, so
-  // with our handler a SIGTERM would be recorded and never acted on: the
-  // child could not be terminated (multiprocessing's Pool.terminate hung).
+  // Closes the window's signal handling on the calling thread: waits for
+  // the files (bounded), puts back the job's SIGTERM/SIGINT dispositions
+  // where ours is still installed, then delivers everything recorded. Done
+  // by whoever finalized for a signal, by the watcher after a normal stop,
+  // and at exit. Once per window; later calls return at once.
+  void close_now();
+  // In a forked child (pthread_atfork child handler; async-signal-safe).
   void reset_in_forked_child();
 
  private:
+  enum Slot { kTerm = 0, kInt = 1, kFlush = 2, kSlots = 3 };
   static void handler(int sig, siginfo_t* info, void* context);
+  static int slot_of(int sig);
+  static bool ours_installed(int sig);
+  static void chain_to_job(int slot, int sig, siginfo_t* info, void* context);
   void watch();
   void finalize_once(int sig);
-  void restore_dispositions();
+  bool install(int slot, int sig);
 
-  // Process-wide by nature: a signal handler can reach only statics. One
-  // relay exists per process (the Capture's).
-  static std::atomic<int> pending_;
+  // Process-wide by nature: a signal handler can reach only statics. There
+  // is one relay per process (the Capture's).
+  static std::atomic<unsigned> pending_;          // bit per slot
+  static std::atomic<unsigned> counts_[kSlots];   // arrivals, saturating at 2
+  static std::atomic<int> first_;                 // the first signal of the window
+  static std::atomic<bool> window_open_;          // flush signals are recorded
+  static std::atomic<bool> dead_;                 // a forked child
+  static std::atomic<bool> say_outside_;
+  static int signals_[kSlots];
+  static struct sigaction previous_[kSlots];      // the job's, when ours went in
+  static std::atomic<bool> installed_[kSlots];
+  static char outside_line_[512];
+  static std::size_t outside_len_;
   static sem_t wakeup_;
 
-  struct Slot {
-    int sig = 0;
-    struct sigaction previous {};
-    bool installed = false;
-  };
-  Slot slots_[3];
+  // Held while a window is closed (dispositions restored, signals
+  // delivered), so that the next window's start() never interleaves with it.
+  std::mutex close_mutex_;
+  std::mutex mutex_;  // the fields below
+  std::condition_variable cv_;
   std::function<void(int)> finalize_;
-  int flush_signal_ = 0;
+  std::function<void()> wait_for_files_;
   std::chrono::milliseconds grace_{2000};
-  std::atomic<bool> stopping_{false};
-  std::mutex mutex_;
-  std::condition_variable finalized_cv_;
+  bool watcher_running_ = false;
+  bool in_window_ = false;        // between start() and close_and_deliver()
+  bool stop_requested_ = false;   // the window ended without a signal (or after)
   bool finalize_started_ = false;
   bool finalized_ = false;
 };

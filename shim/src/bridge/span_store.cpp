@@ -1,5 +1,7 @@
 #include "bridge/span_store.h"
 
+#include <cstring>
+
 namespace chakrashim::bridge {
 
 HostSpan ThreadSpans::expand(const CompactSpan& s) const {
@@ -29,34 +31,52 @@ SpanStore::ThreadBuffer& SpanStore::local() {
   return *buffer;
 }
 
-void SpanStore::add(const HostSpan& span) {
-  ThreadBuffer& b = local();
-  std::uint64_t bytes = 0;
-  std::lock_guard<std::mutex> lock(b.mutex);
-  auto [name, fresh] = b.names.insert(span.name);
-  if (fresh) bytes += name->capacity() + 64;
-  auto& chunks = b.spans.chunks;
-  if (chunks.empty() || chunks.back().size() == kChunk) {
-    chunks.emplace_back().reserve(kChunk);
-    bytes += kChunk * sizeof(CompactSpan);
+const std::string* SpanStore::ThreadBuffer::intern(const char* name, std::uint64_t& new_bytes) {
+  if (!name) name = "";
+  Cached& slot = cache[(reinterpret_cast<std::uintptr_t>(name) >> 4) % kCache];
+  if (slot.pointer == name && std::strcmp(slot.interned->c_str(), name) == 0) return slot.interned;
+  auto it = names.find(name);  // a std::string of the name: only on a miss
+  if (it == names.end()) {
+    it = names.emplace(name).first;
+    new_bytes += it->capacity() + 64;
   }
+  slot = {name, &*it};
+  return &*it;
+}
+
+bool SpanStore::add(const SpanRecord& span) {
+  ThreadBuffer& b = local();
+  std::lock_guard<std::mutex> lock(b.mutex);
+  auto& chunks = b.spans.chunks;
+  // What this span needs beyond its record, charged before anything moves.
+  std::uint64_t bytes = 0;
+  const bool new_chunk = chunks.empty() || chunks.back().size() == kChunk;
+  if (new_chunk) bytes += kChunk * sizeof(CompactSpan);
+  if (span.extra_args)
+    for (const auto& [k, v] : *span.extra_args) bytes += k.capacity() + v.capacity() + 64;
+  std::uint64_t name_bytes = 0;
+  const std::string* name = b.intern(span.name, name_bytes);
+  // A new name is kept whatever the budget says (names are few and live
+  // across windows); it is charged with the rest.
+  bytes += name_bytes;
+  if (bytes != 0 && budget_ && !budget_->try_charge(bytes)) return false;
+  if (new_chunk) chunks.emplace_back().reserve(kChunk);
   CompactSpan c;
-  c.name = &*name;
+  c.name = name;
   c.tid = span.tid;
   c.start_ns = span.start_ns;
   c.end_ns = span.end_ns;
   c.external_id = span.external_id;
   c.rf_id = span.rf_id;
-  c.sequence_nr = span.sequence_nr.value_or(-1);
-  c.fwd_thread_id = span.fwd_thread_id.value_or(0);
+  c.sequence_nr = span.sequence_nr;
+  c.fwd_thread_id = span.fwd_thread_id;
   c.category = span.category;
-  if (!span.extra_args.empty()) {
-    b.spans.extras.push_back(span.extra_args);
+  if (span.extra_args && !span.extra_args->empty()) {
+    b.spans.extras.push_back(*span.extra_args);
     c.extra = static_cast<std::uint32_t>(b.spans.extras.size());
-    for (const auto& [k, v] : span.extra_args) bytes += k.capacity() + v.capacity() + 64;
   }
   chunks.back().push_back(c);
-  bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  return true;
 }
 
 std::vector<ThreadSpans> SpanStore::take_all() {
@@ -67,7 +87,6 @@ std::vector<ThreadSpans> SpanStore::take_all() {
     if (!b->spans.chunks.empty()) all.push_back(std::move(b->spans));
     b->spans = {};
   }
-  bytes_.store(0);
   return all;
 }
 

@@ -24,6 +24,7 @@
 
 #include "bridge/page_allocator.h"
 #include "chakrashim/events.h"
+#include "chakrashim/memory_budget.h"
 
 namespace chakrashim::bridge {
 
@@ -44,6 +45,21 @@ struct CompactSpan {
 using SpanChunk = std::vector<CompactSpan, PageAllocator<CompactSpan>>;
 using ExtraArgs = std::vector<std::pair<std::string, std::string>>;
 
+// One span as the op-span callback hands it over: nothing allocated, the
+// name as torch gives it (interned by the store).
+struct SpanRecord {
+  const char* name = nullptr;
+  std::int64_t tid = 0;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::uint64_t external_id = 0;
+  std::uint64_t rf_id = 0;
+  std::int64_t sequence_nr = -1;    // -1: none
+  std::uint64_t fwd_thread_id = 0;  // 0: none
+  const ExtraArgs* extra_args = nullptr;
+  HostCategory category = HostCategory::cpu_op;
+};
+
 // One thread's spans, taken out at disarm.
 struct ThreadSpans {
   std::vector<SpanChunk> chunks;
@@ -56,12 +72,14 @@ class SpanStore {
  public:
   static constexpr std::size_t kChunk = 8192;  // spans per chunk, ~640 KB
 
-  // Appends to the calling thread's buffer. Thread-safe.
-  void add(const HostSpan& span);
+  // The window's memory budget (CHAKRA_MAX_MEMORY), charged per chunk,
+  // per new name and per comm-args record. Set before any add.
+  void set_budget(MemoryBudget* budget) { budget_ = budget; }
+  // Appends to the calling thread's buffer; false (nothing kept) when the
+  // budget refuses the memory it needs. Thread-safe.
+  bool add(const SpanRecord& span);
   // Moves every thread's spans out. Thread-safe.
   std::vector<ThreadSpans> take_all();
-  // Bytes held: chunk capacity, interned names, extra args (for the cap).
-  std::uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
   // Threads that recorded spans (ever). Thread-safe.
   std::size_t threads() {
     std::lock_guard<std::mutex> lock(registry_mutex_);
@@ -75,6 +93,17 @@ class SpanStore {
     // Node-based: the strings never move, so spans may point at them. Kept
     // across windows (names are few), never taken.
     std::unordered_set<std::string> names;
+    // torch's name pointer -> its interned copy: an op's name is the same
+    // pointer at every call, so most spans find theirs here without hashing
+    // the text. The text is compared too: a name torch owned and freed may
+    // come back at the same address as another name.
+    struct Cached {
+      const char* pointer = nullptr;
+      const std::string* interned = nullptr;
+    };
+    static constexpr std::size_t kCache = 512;
+    Cached cache[kCache];
+    const std::string* intern(const char* name, std::uint64_t& new_bytes);
   };
   ThreadBuffer& local();
 
@@ -82,7 +111,7 @@ class SpanStore {
   // Buffers outlive their threads: a thread that ended before disarm still
   // has its spans taken.
   std::vector<std::shared_ptr<ThreadBuffer>> buffers_;
-  std::atomic<std::uint64_t> bytes_{0};
+  MemoryBudget* budget_ = nullptr;
 };
 
 }  // namespace chakrashim::bridge

@@ -5,13 +5,13 @@
 #include <algorithm>
 #include <set>
 #include <unordered_map>
-#include <sstream>
 
 #include "bridge/bridge_log.h"
 #include "chakrashim/collector.h"
 #include "files/gzip_sink.h"
 #include "files/publish.h"
 #include "writers/json_validate.h"
+#include "writers/step_ranges.h"
 
 namespace chakrashim::bridge {
 
@@ -19,10 +19,21 @@ namespace {
 
 bool path_exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
 
-std::string step_list(const std::vector<std::uint64_t>& steps) {
-  std::ostringstream out;
-  for (std::size_t i = 0; i < steps.size(); ++i) out << (i ? "," : "") << steps[i];
-  return out.str();
+// A partial last step in which no op was kept (the job ended, or a signal
+// came, right after a completed step: up to the interpreter's teardown) is
+// not a step of the job: it is left out, and partial_last_step is null.
+void drop_empty_partial_step(WindowOutput& o) {
+  auto& meta = o.trailer.steps;
+  if (!meta.partial_last_step) return;
+  const auto step = std::find_if(o.steps.begin(), o.steps.end(),
+                                 [&](const StepSpan& s) { return s.step == *meta.partial_last_step; });
+  if (step == o.steps.end()) return;
+  for (const auto& thread : o.spans)
+    for (const auto& chunk : thread.chunks)
+      for (const auto& s : chunk)
+        if (s.start_ns >= step->start_ns && s.start_ns <= step->end_ns) return;
+  o.steps.erase(step);
+  meta.partial_last_step.reset();
 }
 
 // The collector's records, cut to the captured steps and joined to the ops
@@ -166,11 +177,12 @@ void write_window(WindowOutput& o) {
   // One line in the end, whatever happened: the summary, or what failed.
   std::string summary;
   std::vector<std::string> failures;
+  drop_empty_partial_step(o);
   const auto& steps = o.trailer.steps;
   if (o.host) {
     const std::string partial = files::partial_path(o.layout.host_path);
     const auto r = files::finalize_partial(partial, o.layout.host_path,
-                                           writers::validate_json_file, o.overwrite);
+                                           writers::validate_et_file, o.overwrite);
     if (r.ok) {
       summary += " ET " + o.layout.host_path;
     } else {
@@ -187,7 +199,7 @@ void write_window(WindowOutput& o) {
     write_device_trace(o, summary, failures);
   }
   const std::size_t n = steps.captured.size();
-  std::string line = "captured steps [" + step_list(steps.captured) + "] (" + std::to_string(n) +
+  std::string line = "captured steps [" + writers::step_ranges(steps.captured) + "] (" + std::to_string(n) +
                      (n == 1 ? " step, " : " steps, ") + std::to_string(ops) + " ops";
   if (o.device) {
     const auto& cupti = o.trailer.cupti;

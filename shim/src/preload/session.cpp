@@ -169,6 +169,7 @@ void Session::fill_capture_config() {
   out.cupti_buffers = c.cupti_buffers;
   out.cupti_sync = c.cupti_sync;
   out.cupti_overhead = c.cupti_overhead;
+  out.log_level = static_cast<int>(c.log_level);
 }
 
 }  // namespace chakrashim::preload

@@ -231,6 +231,7 @@ bool KinetoTraceWriter::end(const TraceTrailer& t) {
   json_.key(s::kMetaInvalidRecords).value(t.invalid_records);
   json_.key(s::kMetaUnattributedGpuOps).value(t.unattributed_gpu_ops);
   json_.key(s::kMetaClock).value(t.clock);
+  json_.key(s::kMetaDeviceSync).value(t.device_sync);
   json_.key(s::kMetaTruncatedAt);
   if (t.truncated_at_ns) json_.raw(format_us(*t.truncated_at_ns, base_ns_));
   else json_.null();

@@ -61,6 +61,7 @@ struct TraceTrailer {
   std::uint64_t unattributed_gpu_ops = 0;
   std::string clock = "realtime";
   std::optional<std::int64_t> truncated_at_ns;
+  std::string device_sync = "none";  // ok, none, timed_out
 };
 
 class KinetoTraceWriter {

@@ -1,9 +1,13 @@
-"""Ends inside the window: `exit N` calls sys.exit(N) after step 3, `raise`
+"""Ends inside the window: `end` just stops training after step 3 (a normal
+end, no op after the step), `exit N` calls sys.exit(N) after step 3, `raise`
 raises an uncaught exception there, `os_exit N` calls os._exit(N) (no exit
-handler of anyone runs), `sigkill` kills the process with SIGKILL."""
+handler of anyone runs), `sigkill` kills the process with SIGKILL, and
+`sigterm` / `sigint` send the process that signal (no handler of the job's:
+it dies of SIGTERM, or of SIGINT through KeyboardInterrupt)."""
 import os
 import signal
 import sys
+import time
 
 import torch
 
@@ -18,10 +22,15 @@ for step in range(10):
     opt.step()
     print(f"step {step}", flush=True)
     if step == 3:
+        if how == "end":
+            break
         if how == "raise":
             raise RuntimeError("the job failed in mid-window")
         if how == "os_exit":
             os._exit(int(sys.argv[2]))
         if how == "sigkill":
             os.kill(os.getpid(), signal.SIGKILL)
+        if how in ("sigterm", "sigint"):
+            os.kill(os.getpid(), signal.SIGTERM if how == "sigterm" else signal.SIGINT)
+            time.sleep(30)  # the signal ends the job long before
         sys.exit(int(sys.argv[2]))

@@ -1,0 +1,79 @@
+# Finds the libtorch of the Python that builds chakrashim (the user's own
+# torch: the bridge must be built against the torch the job runs), with one
+# of two configs, chosen by CHAKRA_TORCH_CONFIG:
+#   torch    torch's own CMake config (TorchConfig.cmake of its wheel)
+#   minimal  cmake/torch_minimal: libtorch_cpu and c10 only, nothing of CUDA
+#   auto     torch's own, unless it cannot configure here, which is what a
+#            CUDA build of torch (PyPI's default) does on a machine without
+#            the CUDA toolkit ("Your installed Caffe2 version uses CUDA but I
+#            cannot find the CUDA libraries"): then minimal, with one line.
+# torch's config stops CMake with a fatal error when it fails, so auto tries
+# it first in a throwaway project of its own (a few seconds, only for CUDA
+# builds of torch; CPU builds need no CUDA and take it as it is).
+# Sets Torch_VERSION, TORCH_INSTALL_PREFIX, TORCH_INCLUDE_DIRS,
+# TORCH_LIBRARIES and CHAKRA_TORCH_CONFIG_USED (torch or minimal).
+set(CHAKRA_TORCH_CONFIG "auto" CACHE STRING "Which torch CMake config: auto, torch or minimal")
+set_property(CACHE CHAKRA_TORCH_CONFIG PROPERTY STRINGS auto torch minimal)
+
+set(_chakra_torch_minimal_dir "${CMAKE_CURRENT_LIST_DIR}/torch_minimal")
+
+macro(chakra_find_torch)
+  if(NOT CHAKRA_TORCH_CONFIG MATCHES "^(auto|torch|minimal)$")
+    message(FATAL_ERROR "chakrashim: CHAKRA_TORCH_CONFIG='${CHAKRA_TORCH_CONFIG}': use auto, torch or minimal")
+  endif()
+  execute_process(
+    COMMAND ${Python3_EXECUTABLE} -c
+            "import torch; print(torch.utils.cmake_prefix_path); print(torch.version.cuda or '')"
+    OUTPUT_VARIABLE _chakra_torch_out OUTPUT_STRIP_TRAILING_WHITESPACE
+    RESULT_VARIABLE _chakra_torch_rc ERROR_QUIET)
+  if(NOT _chakra_torch_rc EQUAL 0)
+    message(FATAL_ERROR
+      "chakrashim: '${Python3_EXECUTABLE} -c \"import torch\"' failed. "
+      "Install torch into that Python (here: pip install torch==2.13.0), "
+      "pass -DPython3_EXECUTABLE=..., or -DCHAKRA_WITH_TORCH=OFF.")
+  endif()
+  string(REPLACE "\n" ";" _chakra_torch_lines "${_chakra_torch_out}")
+  list(GET _chakra_torch_lines 0 _chakra_torch_prefix)
+  list(LENGTH _chakra_torch_lines _chakra_n)
+  set(_chakra_torch_cuda "")
+  if(_chakra_n GREATER 1)
+    list(GET _chakra_torch_lines 1 _chakra_torch_cuda)
+  endif()
+
+  set(_chakra_use "${CHAKRA_TORCH_CONFIG}")
+  if(_chakra_use STREQUAL "auto")
+    set(_chakra_use torch)
+    if(_chakra_torch_cuda AND (NOT Torch_DIR OR Torch_DIR STREQUAL _chakra_torch_minimal_dir))
+      # A CUDA torch: does its own config configure on this machine?
+      set(_chakra_probe "${CMAKE_BINARY_DIR}/chakra-torch-probe")
+      file(MAKE_DIRECTORY "${_chakra_probe}/src")
+      file(WRITE "${_chakra_probe}/src/CMakeLists.txt"
+           "cmake_minimum_required(VERSION 3.22)\nproject(probe CXX)\nfind_package(Torch REQUIRED)\n")
+      execute_process(
+        COMMAND ${CMAKE_COMMAND} -S "${_chakra_probe}/src" -B "${_chakra_probe}/build"
+                "-DCMAKE_PREFIX_PATH=${_chakra_torch_prefix}" "-DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER}"
+        RESULT_VARIABLE _chakra_probe_rc OUTPUT_VARIABLE _chakra_probe_out ERROR_VARIABLE _chakra_probe_err)
+      file(REMOVE_RECURSE "${_chakra_probe}")
+      if(NOT _chakra_probe_rc EQUAL 0)
+        string(REGEX MATCH "Your installed Caffe2 version uses CUDA[^\n]*|[^\n]*CUDA[^\n]*"
+               _chakra_why "${_chakra_probe_err}")
+        message(STATUS "chakrashim: torch's own CMake config does not configure here (CUDA "
+                       "${_chakra_torch_cuda} build of torch: ${_chakra_why}); using the minimal "
+                       "config instead (libtorch_cpu and c10, all the bridge needs). "
+                       "-DCHAKRA_TORCH_CONFIG=torch forces torch's own.")
+        set(_chakra_use minimal)
+      endif()
+    endif()
+  endif()
+
+  if(_chakra_use STREQUAL "minimal")
+    set(Torch_DIR "${_chakra_torch_minimal_dir}" CACHE PATH "" FORCE)
+  elseif(NOT Torch_DIR OR Torch_DIR STREQUAL _chakra_torch_minimal_dir)
+    unset(Torch_DIR CACHE)
+    list(APPEND CMAKE_PREFIX_PATH "${_chakra_torch_prefix}")
+  endif()
+  find_package(Torch REQUIRED)
+  set(CHAKRA_TORCH_CONFIG_USED "${_chakra_use}")
+  message(STATUS "chakrashim: torch ${Torch_VERSION} from ${TORCH_INSTALL_PREFIX} "
+                 "(${CHAKRA_TORCH_CONFIG_USED} config)")
+endmacro()

@@ -1,0 +1,46 @@
+"""An op-heavy training loop for the span benchmarks: a small MLP (about a
+hundred ops a step, a few hundred microseconds), SGD, fixed data.
+
+  python mlp_loop.py --steps N --out FILE [--profiler START END]
+
+Writes each step's wall time (seconds, one per line) to FILE. With
+--profiler, runs torch.profiler (CPU activity only, no shapes, no stack, no
+ET) from the start of step START to the end of step END, as a user measuring
+the same steps would; its stop and export come after END and are not timed.
+"""
+import argparse
+import time
+
+import torch
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--steps", type=int, required=True)
+ap.add_argument("--out", required=True)
+ap.add_argument("--profiler", nargs=2, type=int)
+args = ap.parse_args()
+
+torch.manual_seed(0)
+torch.set_num_threads(1)
+layers = []
+for _ in range(2):
+    layers += [torch.nn.Linear(32, 32), torch.nn.ReLU()]
+model = torch.nn.Sequential(*layers, torch.nn.Linear(32, 4))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+x, y = torch.randn(8, 32), torch.randn(8, 4)
+prof = None
+times = []
+for step in range(args.steps):
+    if args.profiler and step == args.profiler[0]:
+        prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+        prof.__enter__()
+    t0 = time.perf_counter()
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    times.append(time.perf_counter() - t0)
+    if prof is not None and step == args.profiler[1]:
+        prof.__exit__(None, None, None)
+        prof = None
+with open(args.out, "w") as f:
+    f.write("\n".join(f"{t:.9f}" for t in times))

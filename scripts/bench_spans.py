@@ -1,0 +1,99 @@
+"""What recording op spans costs on the training thread, side by side with
+torch.profiler's CPU-only recording of the same steps, and what chakrashim
+costs outside its window (issue: op spans at half of torch.profiler's cost).
+
+Runs bench_jobs/mlp_loop.py (about a hundred ops a step) in interleaved
+rounds:
+  plain      no shim
+  profiler   torch.profiler, CPU activity only, over the window's steps
+  spans      chakrashim, CHAKRA_HOST_TRACE=0 (op spans only), same steps
+  idle       chakrashim loaded, its window never reached
+and prints the median step time inside the window (and outside it, for
+idle), the added cost per op of each recorder and the ratios. The op count
+comes from the spans run's own device trace.
+"""
+import argparse
+import glob
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+JOB = os.path.join(HERE, "bench_jobs", "mlp_loop.py")
+
+
+def run(kind, args, tmp, i):
+    out = os.path.join(tmp, f"{kind}-{i}.txt")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CHAKRA_") and k != "LD_PRELOAD"}
+    cmd = [sys.executable, JOB, "--steps", str(args.steps), "--out", out]
+    if kind == "profiler":
+        cmd += ["--profiler", str(args.start), str(args.end)]
+    if kind in ("spans", "idle"):
+        env.update(LD_PRELOAD=args.preload, CHAKRA_PROFILE="1",
+                   CHAKRA_TRACE_DIR=os.path.join(tmp, f"traces-{kind}-{i}"), CHAKRA_HOST_TRACE="0",
+                   CHAKRA_LOG_LEVEL="warn")
+        far = str(10 ** 9)
+        env["CHAKRA_START_STEP"] = far if kind == "idle" else str(args.start)
+        env["CHAKRA_END_STEP"] = far if kind == "idle" else str(args.end)
+    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, check=True)
+    with open(out) as f:
+        return [float(t) for t in f.read().split()]
+
+
+def ops_per_step(tmp, args):
+    """Spans in one captured step of the last spans run's device trace."""
+    paths = sorted(glob.glob(os.path.join(tmp, "traces-spans-*", "*_kineto", "rank-0.json")))
+    if not paths:
+        return None
+    with open(paths[-1]) as f:
+        events = json.load(f)["traceEvents"]
+    spans = [e for e in events if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "user_annotation")]
+    return len(spans) / (args.end - args.start + 1)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--preload", required=True)
+    ap.add_argument("--quick", action="store_true", help="one short round: proves the script works")
+    ap.add_argument("--rounds", type=int, default=7)
+    args = ap.parse_args()
+    rounds = 1 if args.quick else args.rounds
+    args.steps, args.start, args.end = (30, 10, 20) if args.quick else (600, 200, 400)
+    kinds = ["plain", "profiler", "spans", "idle"]
+    res = {k: [] for k in kinds}
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(rounds):
+            for k in kinds:
+                res[k].append(run(k, args, tmp, i))
+        ops = ops_per_step(tmp, args)
+    # Inside: the window's steps but its first and last (arm and disarm).
+    inside = range(args.start + 1, args.end)
+    outside = list(range(20, args.start - 1)) + list(range(args.end + 2, args.steps))
+
+    def med(kind, steps):
+        return statistics.median(statistics.median(r[s] for s in steps) for r in res[kind])
+
+    plain = med("plain", inside)
+    prof = med("profiler", inside)
+    spans = med("spans", inside)
+    print(f"op spans on scripts/bench_jobs/mlp_loop.py: {rounds} interleaved round(s), "
+          f"window {args.start}-{args.end}, {ops:.0f} ops a step"
+          f"{' [quick mode: not a measurement]' if args.quick else ''}")
+    print(f"  step inside the window   plain {plain * 1e6:8.1f} us")
+    print(f"                           torch.profiler (CPU)      {prof * 1e6:8.1f} us  "
+          f"ratio {prof / plain:.3f}  +{(prof - plain) / ops * 1e6:.2f} us/op")
+    print(f"                           chakrashim spans          {spans * 1e6:8.1f} us  "
+          f"ratio {spans / plain:.3f}  +{(spans - plain) / ops * 1e6:.2f} us/op")
+    print(f"  spans' added cost / torch.profiler's: {(spans - plain) / (prof - plain):.2f} (target <= 0.5)")
+    idle = med("idle", outside)
+    plain_out = med("plain", outside)
+    print(f"  step outside the window  plain {plain_out * 1e6:8.1f} us   chakrashim idle "
+          f"{idle * 1e6:8.1f} us   ratio {idle / plain_out:.4f} (target <= 1.005)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+// torch.distributed's state, asked on a thread of ours (python_query.h says
+// why never on a thread of the job's). The stepping thread only requests an
+// answer at step boundaries inside the window (a flag and a wake-up); the
+// watch thread takes the GIL, asks, keeps the answer, and hands it to
+// `on_answer` (the capture writes the ET's process-group node from there).
+// Started with a window's first request and ended at the window's end
+// (stop), so that no thread of ours outlives the window; absent in forked
+// children; it never asks once the process is exiting.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace chakrashim::bridge {
+
+class DistributedWatch {
+ public:
+  // `on_answer(json)` runs on the watch thread, holding no lock of ours.
+  void set_on_answer(std::function<void(const std::string&)> on_answer);
+  // Asks for a fresh answer; never blocks (starts the thread at first use).
+  // Answers come at most once a second, the first of a window at once.
+  void request();
+  // A window opens: its first question is answered at once.
+  void new_window();
+  // The latest answer, if any.
+  std::optional<std::string> latest();
+  // Waits until every request made so far is answered, or `limit` passed.
+  // Only from a thread that does not hold the GIL (the watch needs it).
+  bool wait_answered(std::chrono::milliseconds limit);
+  // The window ended: the thread ends; what is still asked is dropped.
+  void stop();
+  // The process is exiting: no more questions to Python.
+  void stop_for_exit();
+
+ private:
+  void run();
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::function<void(const std::string&)> on_answer_;
+  std::optional<std::string> latest_;
+  using Clock = std::chrono::steady_clock;
+  static constexpr std::chrono::milliseconds kMinInterval{1000};
+  Clock::time_point last_answer_{};  // the watch thread's (and new_window's)
+  std::uint64_t requested_ = 0;
+  std::uint64_t answered_ = 0;
+  bool running_ = false;
+  bool stop_requested_ = false;
+  bool exiting_ = false;
+};
+
+}  // namespace chakrashim::bridge

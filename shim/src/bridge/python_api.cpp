@@ -1,0 +1,52 @@
+#include "bridge/python_api.h"
+
+#include <dlfcn.h>
+
+namespace chakrashim::bridge {
+
+namespace {
+
+template <typename F>
+void bind(F& fn, const char* name) {
+  fn = reinterpret_cast<F>(::dlsym(RTLD_DEFAULT, name));
+}
+
+PythonApi load() {
+  PythonApi a;
+  bind(a.gil_ensure, "PyGILState_Ensure");
+  bind(a.gil_release, "PyGILState_Release");
+  bind(a.gil_check, "PyGILState_Check");
+  bind(a.is_initialized, "Py_IsInitialized");
+  bind(a.is_finalizing, "Py_IsFinalizing");
+  if (!a.is_finalizing) bind(a.is_finalizing, "_Py_IsFinalizing");
+  bind(a.add_pending_call, "Py_AddPendingCall");
+  bind(a.dict_new, "PyDict_New");
+  bind(a.dict_get, "PyDict_GetItemString");
+  bind(a.dict_set, "PyDict_SetItemString");
+  bind(a.compile, "Py_CompileString");
+  bind(a.eval_code, "PyEval_EvalCode");
+  bind(a.as_utf8, "PyUnicode_AsUTF8");
+  bind(a.is_true, "PyObject_IsTrue");
+  bind(a.cfunction_new, "PyCFunction_NewEx");
+  bind(a.inc_ref, "Py_IncRef");
+  bind(a.dec_ref, "Py_DecRef");
+  bind(a.err_clear, "PyErr_Clear");
+  bind(a.err_occurred, "PyErr_Occurred");
+  a.none = ::dlsym(RTLD_DEFAULT, "_Py_NoneStruct");
+  return a;
+}
+
+}  // namespace
+
+bool PythonApi::usable() const {
+  return gil_ensure && gil_release && gil_check && is_initialized && add_pending_call && dict_new &&
+         dict_get && dict_set && compile && eval_code && as_utf8 && is_true && cfunction_new &&
+         inc_ref && dec_ref && err_clear && err_occurred && none;
+}
+
+const PythonApi& python() {
+  static const PythonApi api = load();
+  return api;
+}
+
+}  // namespace chakrashim::bridge

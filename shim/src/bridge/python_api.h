@@ -1,0 +1,49 @@
+// The few CPython C-API entry points the bridge uses, found with dlsym in
+// the running process, so that the bridge needs no Python headers and no
+// DT_NEEDED on libpython (like the core). Objects are opaque pointers; only
+// the stable ABI's PyMethodDef layout is spelled out. Looked up once; a
+// process without Python gets an unusable table.
+#pragma once
+
+namespace chakrashim::bridge {
+
+struct PythonApi {
+  using Obj = void*;
+  // PyMethodDef, as the stable ABI lays it out.
+  struct MethodDef {
+    const char* name;
+    Obj (*meth)(Obj self, Obj args);
+    int flags;
+    const char* doc;
+  };
+  static constexpr int kVarArgs = 0x0001;     // METH_VARARGS
+  static constexpr int kKeywords = 0x0002;    // METH_KEYWORDS
+  static constexpr int kFileInput = 257;      // Py_file_input
+
+  int (*gil_ensure)() = nullptr;                               // PyGILState_Ensure
+  void (*gil_release)(int) = nullptr;                          // PyGILState_Release
+  int (*gil_check)() = nullptr;                                // PyGILState_Check
+  int (*is_initialized)() = nullptr;                           // Py_IsInitialized
+  int (*is_finalizing)() = nullptr;  // Py_IsFinalizing (3.13) / _Py_IsFinalizing
+  int (*add_pending_call)(int (*)(void*), void*) = nullptr;    // Py_AddPendingCall
+  Obj (*dict_new)() = nullptr;                                 // PyDict_New
+  Obj (*dict_get)(Obj, const char*) = nullptr;                 // PyDict_GetItemString
+  int (*dict_set)(Obj, const char*, Obj) = nullptr;            // PyDict_SetItemString
+  Obj (*compile)(const char*, const char*, int) = nullptr;     // Py_CompileString
+  Obj (*eval_code)(Obj, Obj, Obj) = nullptr;                   // PyEval_EvalCode
+  const char* (*as_utf8)(Obj) = nullptr;                       // PyUnicode_AsUTF8
+  int (*is_true)(Obj) = nullptr;                               // PyObject_IsTrue
+  Obj (*cfunction_new)(MethodDef*, Obj, Obj) = nullptr;        // PyCFunction_NewEx
+  void (*inc_ref)(Obj) = nullptr;                              // Py_IncRef
+  void (*dec_ref)(Obj) = nullptr;                              // Py_DecRef
+  void (*err_clear)() = nullptr;                               // PyErr_Clear
+  Obj (*err_occurred)() = nullptr;                             // PyErr_Occurred
+  Obj none = nullptr;                                          // &_Py_NoneStruct
+
+  bool usable() const;
+};
+
+// The table for this process (dlsym'ed on first use; thread-safe).
+const PythonApi& python();
+
+}  // namespace chakrashim::bridge

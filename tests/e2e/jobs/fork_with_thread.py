@@ -1,0 +1,53 @@
+"""DataLoader workers forked every epoch while a background thread runs ops
+the whole time: a fork can land while that thread is inside an ET callback
+(holding torch's observer mutex). A worker must never block on it.
+
+  python fork_with_thread.py EPOCHS
+
+Each epoch re-creates a 2-worker fork DataLoader with a timeout, so a worker
+stuck at its first op makes the job fail with "DataLoader timed out".
+"""
+import sys
+import threading
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+epochs = int(sys.argv[1]) if len(sys.argv) > 1 else 50
+torch.manual_seed(0)
+torch.set_num_threads(1)
+stop = threading.Event()
+
+
+def side_work():
+    a = torch.ones(32, 32)
+    while not stop.is_set():
+        a = (a @ a).clamp_(max=1.0)  # several ops per loop, each an ET node
+
+
+side = threading.Thread(target=side_work, daemon=True)
+side.start()
+
+
+class Data(TensorDataset):
+    def __getitem__(self, i):
+        x, y = super().__getitem__(i)
+        return x * 2, y  # an op in the worker, at its first item
+
+
+data = Data(torch.randn(16, 8), torch.randn(16, 2))
+model = torch.nn.Linear(8, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+steps = 0
+for epoch in range(epochs):
+    loader = DataLoader(data, batch_size=8, num_workers=2, multiprocessing_context="fork",
+                        persistent_workers=False, timeout=20)
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        steps += 1
+stop.set()
+side.join()
+print(f"done {epochs} epochs {steps} steps")

@@ -1,0 +1,80 @@
+"""A job whose SIGALRM handler raises an exception every 3 ms,
+and catches each one in its training loop: every exception the handler
+raised must reach the job. chakrashim used to run Python on the stepping
+thread at step boundaries and clear any error there, which erased the ones
+that landed inside its query.
+
+  python timer_exceptions.py STEPS
+
+Prints "raised R caught C"; they must be equal.
+"""
+import signal
+import sys
+
+import torch
+
+steps = int(sys.argv[1])
+
+
+class Tick(Exception):
+    pass
+
+
+raised = 0
+
+
+def on_alarm(sig, frame):
+    # Only where an exception is safe to take: in this file's own work (not
+    # the loop's frame, where it could land between its try blocks), or in
+    # Python run from a string on this thread (what a tool injects). Never
+    # inside torch's or the standard library's Python, whose state an
+    # exception at an arbitrary bytecode can break.
+    global raised
+    if frame is None or frame.f_code is LOOP_CODE:
+        return
+    # "<string>" <module>: code run with PyRun_String (torch's own
+    # exec-made helpers are functions, never a <module>).
+    code = frame.f_code
+    from_string = code.co_filename == "<string>" and code.co_name == "<module>"
+    if code.co_filename != __file__ and not from_string:
+        return
+    raised += 1
+    raise Tick()
+
+
+def busy():
+    # Pure Python between the ops: where most ticks land.
+    total = 0
+    for i in range(2000):
+        total += i
+    return total
+
+
+def train(model, opt):
+    busy()
+    loss = model(torch.randn(8, 16)).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+
+def main():
+    torch.manual_seed(0)
+    model = torch.nn.Linear(16, 4)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    caught = done = 0
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, 0.003, 0.003)
+    while done < steps:
+        try:
+            train(model, opt)
+            done += 1
+        except Tick:
+            caught += 1
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, signal.SIG_IGN)
+    print(f"raised {raised} caught {caught}")
+
+
+LOOP_CODE = main.__code__
+main()
