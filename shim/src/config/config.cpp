@@ -185,6 +185,15 @@ ParseResult parse_config(const EnvSnapshot& env) {
     r.fail("CHAKRA_END_STEP", *r.raw("CHAKRA_END_STEP"),
            "expected a step at or after CHAKRA_START_STEP=" + std::to_string(c.start_step));
   }
+  // Step 0 runs the job's setup (first calls compile and allocate, the data
+  // loader starts): it can take 50 times a normal step and makes the
+  // window's means mislead. Allowed, but said at launch.
+  if (c.start_step == 0 && r.raw("CHAKRA_START_STEP") && !has_error("CHAKRA_START_STEP")) {
+    result.warnings.push_back(
+        "CHAKRA_START_STEP=0 captures step 0, which holds the job's setup (first-call compilation, "
+        "allocations, data loader start) and is often many times longer than a normal step; "
+        "start at 1 or later to capture steady steps (`chakrashim report` marks step 0)");
+  }
   for (auto& e : r.take_errors()) errors.push_back(std::move(e));
   result.errors = std::move(errors);
   if (result.errors.empty()) result.config = std::move(c);
