@@ -8,7 +8,7 @@ namespace chakrashim::tools {
 namespace {
 
 TEST(PairIdentity, SameProcessSameRankIsAPair) {
-  PairIdentity p{100, 100, 0, 0, 50, 50};
+  PairIdentity p{100, 100, 0, 0, 50, 50, true};
   EXPECT_EQ(pair_mismatch(p), "");
 }
 
@@ -18,8 +18,10 @@ TEST(PairIdentity, UnknownFactsAreNotCompared) {
 }
 
 TEST(PairIdentity, AnotherPidRankOrOpSetIsNot) {
-  EXPECT_EQ(pair_mismatch(PairIdentity{100, 200, std::nullopt, std::nullopt, 0, 0}),
+  EXPECT_EQ(pair_mismatch(PairIdentity{100, 200, std::nullopt, std::nullopt, 0, 0, true}),
             "the ET was written by pid 100, the device trace by pid 200");
+  // Another writer's device trace: its pid may be another namespace's.
+  EXPECT_EQ(pair_mismatch(PairIdentity{1, 200, std::nullopt, std::nullopt, 0, 0, false}), "");
   EXPECT_EQ(pair_mismatch(PairIdentity{std::nullopt, std::nullopt, 0, 1, 0, 0}),
             "the ET is rank 0's by its name, the device trace says rank 1");
   EXPECT_EQ(pair_mismatch(PairIdentity{std::nullopt, std::nullopt, std::nullopt, std::nullopt, 40, 10}),

@@ -6,7 +6,8 @@ std::string pair_mismatch(const PairIdentity& p) {
   std::string why;
   const auto add = [&why](const std::string& s) { why += (why.empty() ? "" : "; ") + s; };
   // torch's observer and the profiler both record the process's own pid.
-  if (p.et_pid && p.device_pid && *p.device_pid >= 0 && *p.et_pid != static_cast<std::uint64_t>(*p.device_pid)) {
+  if (p.device_from_chakrashim && p.et_pid && p.device_pid && *p.device_pid >= 0 &&
+      *p.et_pid != static_cast<std::uint64_t>(*p.device_pid)) {
     add("the ET was written by pid " + std::to_string(*p.et_pid) + ", the device trace by pid " +
         std::to_string(*p.device_pid));
   }

@@ -17,6 +17,11 @@ struct PairIdentity {
   std::optional<std::uint64_t> device_rank; // distributedInfo's rank
   std::uint64_t et_rf_ids = 0;              // ET op nodes with an rf_id
   std::uint64_t et_rf_ids_found = 0;        // of those, found as a Record function id
+  // The device trace has chakrashim's metadata: it was written in the same
+  // process as the ET, its pid from the same getpid(). Other writers' pids
+  // can differ for one true pair (PID namespaces; sanitized fixtures), so
+  // pids are compared only on chakrashim captures.
+  bool device_from_chakrashim = false;
 };
 
 // Below this many ET rf_ids the overlap says nothing either way.

@@ -97,6 +97,7 @@ bool read_device(const RankJob& job, DeviceOps& device, RankResult& out, Identit
     out.error = parse_problem(job.device_path, stream, summary.parse);
     return false;
   }
+  id.pair.device_from_chakrashim = summary.chakrashim.has_value();
   if (summary.distributed_info && summary.distributed_info->is_object()) {
     const auto it = summary.distributed_info->find("rank");
     if (it != summary.distributed_info->end() && it->is_number_unsigned()) id.pair.device_rank = it->get<std::uint64_t>();
