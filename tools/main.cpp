@@ -9,7 +9,9 @@
 #include "link/link_command.h"
 #include "config_command.h"
 #include "report/report_command.h"
+#include "common/usage.h"
 #include "config/config_vars.h"
+#include "config/nearest_name.h"
 
 namespace {
 
@@ -20,9 +22,9 @@ constexpr const char* kUsage =
     "  CHAKRA_PROFILE=1 CHAKRA_TRACE_DIR=DIR LD_PRELOAD=<prefix>/lib/libchakrashim.so python train.py\n"
     "\n"
     "commands:\n"
-    "  check DIR|FILE...   check a capture against what Chakra and HTA need\n"
-    "  link DIR            merge each rank's ET and device trace into Chakra's ET+ (chakra_trace_link)\n"
-    "  report DIR|FILE...  step times, top ops, GPU busy and overlap, rank skew (--html FILE)\n"
+    "  check DIR|FILE...   check a capture against what Chakra and HTA need (docs/check.md)\n"
+    "  link DIR            merge each rank's ET and device trace into Chakra's ET+ (docs/link.md)\n"
+    "  report DIR|FILE...  step times, top ops, GPU busy and overlap, rank skew (docs/report.md)\n"
     "  vars [--markdown]   list every CHAKRA_* variable with its grammar and default\n"
     "  config [--print]    validate this environment's CHAKRA_* variables as the library will\n"
     "\n"
@@ -68,8 +70,7 @@ int run_vars(int argc, char** argv) {
       markdown = true;
       continue;
     }
-    std::fprintf(stderr, "chakrashim vars: unknown option '%s'\n%s", argv[i], kVarsUsage);
-    return 2;
+    return chakrashim::tools::usage_error("vars", chakrashim::tools::unknown_option(arg, {"--markdown", "--help"}));
   }
   markdown ? print_markdown() : print_plain();
   return 0;
@@ -78,10 +79,7 @@ int run_vars(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fputs(kUsage, stderr);
-    return 2;
-  }
+  if (argc < 2) return chakrashim::tools::usage_error("", "give a command: check, link, report, vars or config");
   const std::string_view command = argv[1];
   if (command == "-h" || command == "--help" || command == "help") {
     std::fputs(kUsage, stdout);
@@ -96,6 +94,8 @@ int main(int argc, char** argv) {
   if (command == "check") return chakrashim::tools::check::run_check_command(argc - 1, argv + 1);
   if (command == "link") return chakrashim::tools::link::run_link_command(argc - 1, argv + 1);
   if (command == "report") return chakrashim::tools::report::run_report_command(argc - 1, argv + 1);
-  std::fprintf(stderr, "chakrashim: unknown command '%s'\n%s", argv[1], kUsage);
-  return 2;
+  std::string why = "unknown command '" + std::string(command) + "'";
+  if (const auto best = chakrashim::config::nearest_name(command, {"check", "link", "report", "vars", "config"}))
+    why += " (did you mean " + std::string(*best) + "?)";
+  return chakrashim::tools::usage_error("", why);
 }

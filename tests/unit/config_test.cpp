@@ -158,6 +158,15 @@ TEST(ConfigVarsTable, EveryVariableHasATestCaseHere) {
 
 // ---- every variable: a good value and bad values ------------------------------
 
+TEST(ParseConfig, StartStepZeroIsAcceptedWithAWarning) {
+  const auto r = parse_config(with(enabled_env(), "CHAKRA_START_STEP", "0"));
+  EXPECT_TRUE(r.errors.empty()) << joined(r.errors);
+  ASSERT_TRUE(r.config);
+  EXPECT_EQ(r.config->start_step, 0u);
+  EXPECT_TRUE(contains(joined(r.warnings), "CHAKRA_START_STEP=0 captures step 0")) << joined(r.warnings);
+  EXPECT_TRUE(parse_config(with(enabled_env(), "CHAKRA_START_STEP", "1")).warnings.empty());
+}
+
 TEST(ParseConfig, AcceptsAGoodValueForEveryVariable) {
   for (const auto& c : var_cases()) {
     SCOPED_TRACE(std::string(c.name) + "=" + c.good);

@@ -54,4 +54,9 @@ struct ParseResult {
 
 ParseResult parse_config(const EnvSnapshot& env);
 
+// Set (to 1) by chakra-run once it has printed the configuration's warnings
+// at launch: the preloaded library then keeps them to itself, so that a
+// torchrun job shows each warning once, not once per process.
+inline constexpr std::string_view kConfigShownVar = "CHAKRASHIM_CONFIG_SHOWN";
+
 }  // namespace chakrashim::config

@@ -17,6 +17,7 @@ constexpr std::array<std::string_view, 15> kLauncherVars = {
 
 bool EnvSnapshot::wanted(std::string_view name) {
   if (name.substr(0, 7) == "CHAKRA_") return true;
+  if (name == "CHAKRASHIM_CONFIG_SHOWN") return true;  // config.h kConfigShownVar
   for (auto v : kLauncherVars)
     if (v == name) return true;
   return false;

@@ -57,7 +57,8 @@ void Session::start() {
     return;
   }
   python_ = find_python_api();
-  warnings_ = std::move(parsed.warnings);
+  // chakra-run printed the configuration's warnings once, at launch.
+  if (!env.get(config::kConfigShownVar)) warnings_ = std::move(parsed.warnings);
   for (auto& note : identity_.notes) warnings_.push_back(std::move(note));
   if (!parsed.errors.empty()) {
     config_errors_ = std::move(parsed.errors);
