@@ -17,7 +17,7 @@ constexpr const char* kUsage =
     "usage: chakrashim check [options] DIR\n"
     "       chakrashim check [options] FILE...\n"
     "\n"
-    "Checks a capture against what Chakra and HTA need (TRACE_FORMAT.md), per rank:\n"
+    "Checks a capture against what Chakra and HTA need (docs/trace-format.md), per rank:\n"
     "the ET (valid, finalized, schema, attrs), the device trace (valid, rank for HTA,\n"
     "ProfilerStep#N, Record function ids, GPU ids and streams, equal child spans), the\n"
     "steps and rf_id join between the two, and the folder (.partial leftovers, ranks\n"

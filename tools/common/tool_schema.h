@@ -10,7 +10,7 @@
 
 namespace chakrashim::tools::names {
 
-// Device-trace event args and categories (TRACE_FORMAT.md "Events").
+// Device-trace event args and categories (docs/trace-format.md "Events").
 inline constexpr std::string_view kCorrelation = chakrashim::schema::kCorrelation;
 inline constexpr std::string_view kStream = chakrashim::schema::kStream;
 inline constexpr std::string_view kProcessGroupName = "Process Group Name";
@@ -51,7 +51,7 @@ inline constexpr std::string_view kEtStructuralPrefix = "[pytorch|profiler|execu
 inline constexpr std::string_view kEtProcessGroupName = "## process_group:init ##";
 inline constexpr std::string_view kDefaultStepMarker = "Optimizer.step#";
 
-// ET schema versions each Chakra tool accepts (TRACE_FORMAT.md).
+// ET schema versions each Chakra tool accepts (docs/trace-format.md).
 inline constexpr std::array<std::string_view, 4> kConverterSchemas = {
     "1.0.2", "1.0.3", "1.1.0", "1.1.1-chakra.0.0.4"};
 inline constexpr std::array<std::string_view, 6> kLinkerSchemas = {

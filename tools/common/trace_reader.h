@@ -1,4 +1,4 @@
-// Streaming reader of a Kineto-format device trace (TRACE_FORMAT.md). It
+// Streaming reader of a Kineto-format device trace (docs/trace-format.md). It
 // parses with nlohmann's SAX interface: each event of traceEvents is handed
 // to the consumer and forgotten, and only distributedInfo and our
 // chakrashim object are kept whole. Memory does not grow with the file.
