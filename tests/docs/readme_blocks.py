@@ -95,3 +95,37 @@ def commands(text):
     if cur:
         out.append(cur.strip())
     return out
+
+
+_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def relative_links(markdown):
+    """(target, anchor) of every link that is not a URL, outside code."""
+    out, fence = [], False
+    for line in markdown.split("\n"):
+        if _FENCE.match(line):
+            fence = not fence
+            continue
+        if fence:
+            continue
+        for target in _LINK.findall(re.sub(r"`[^`]*`", "", line)):
+            if re.match(r"^[a-z]+:", target):
+                continue
+            path, _, anchor = target.partition("#")
+            out.append((path, anchor))
+    return out
+
+
+def anchors(markdown):
+    """GitHub's anchors for the headings of a Markdown file."""
+    out, fence = set(), False
+    for line in markdown.split("\n"):
+        if _FENCE.match(line):
+            fence = not fence
+            continue
+        m = re.match(r"^#{1,6}\s+(.*?)\s*$", line)
+        if m and not fence:
+            slug = re.sub(r"[^\w\- ]", "", m.group(1).lower()).replace(" ", "-")
+            out.add(slug)
+    return out
