@@ -101,8 +101,9 @@ def main():
     device_gz = os.path.join(args.golden, "device.0.json.gz")
     host_gz = os.path.join(args.golden, "host.0.json.gz")
     if not args.golden or not os.path.isfile(device_gz):
-        print("bench_check: skipped, no golden device trace at %s (give --golden DIR: "
-              "docs/trace-format.md, \"Golden pair\")" % (device_gz if args.golden else "--golden"))
+        where = ("no golden device trace at %s" % device_gz) if args.golden else "no golden pair given"
+        print("bench_check: skipped, %s (--golden DIR or CHAKRASHIM_TEST_GOLDEN_DIR; "
+              "docs/trace-format.md, \"Golden pair\")" % where)
         return 0
     with tempfile.TemporaryDirectory(prefix="chakra-bench-check-") as tmp:
         device = os.path.join(tmp, "device.0.json")
