@@ -1,10 +1,10 @@
 """`chakrashim check` on fixtures: good captures pass, and each one-thing
 edit fails (errors) or warns (warnings, failing only under --strict) with a
-line that names the rank and the rule (TRACE_FORMAT.md's two lists).
+line that names the rank and the rule (docs/trace-format.md's check table).
 
 Good captures: small ones in chakrashim's format (tests/support/
 capture_builder.py), the golden real device trace with its ET
-(../shared/fixtures/chakra-link/), and a real torch.profiler +
+(docs/trace-format.md, "Golden pair"), and a real torch.profiler +
 ExecutionTraceObserver CPU capture made here.
 """
 import gzip
@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
 import chakra_test as ct  # noqa: E402
 from capture_builder import RankCapture, write_capture, write_many  # noqa: E402
 
-GOLDEN = os.path.join(ct.SOURCE_DIR, "..", "shared", "fixtures", "chakra-link")
+GOLDEN = ct.GOLDEN_DIR
 
 
 def check(*args):
@@ -275,7 +275,7 @@ class ErrorFixtures(CheckCase):
 
 
 class WarningFixtures(CheckCase):
-    """Each warning of TRACE_FORMAT.md: exit 0 with the line, 1 with --strict."""
+    """Each warning of docs/trace-format.md: exit 0 with the line, 1 with --strict."""
 
     def test_host_only_capture_of_a_process_with_cuda(self):
         cap = RankCapture(0)
@@ -333,7 +333,7 @@ class GoldenPair(CheckCase):
     def setUp(self):
         super().setUp()
         if not os.path.isfile(os.path.join(GOLDEN, "device.0.json.gz")):
-            self.skipTest("no golden pair at %s" % GOLDEN)
+            self.skipTest(ct.golden_missing(GOLDEN))
         self.host_gz = os.path.join(GOLDEN, "host.0.json.gz")
         self.dev_gz = os.path.join(GOLDEN, "device.0.json.gz")
 

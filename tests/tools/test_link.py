@@ -1,6 +1,6 @@
 """`chakrashim link` as a user runs it.
 
-The golden test links the real pair in ../shared/fixtures/chakra-link/ and
+The golden test links the real pair (docs/trace-format.md, "Golden pair") and
 compares with Chakra's own output (linked.0.json.gz) by rf_id, as that
 folder's README says: the same GPU child nodes with the same parents and
 timestamps, the same set of timed host nodes, the same exclusive durations.
@@ -27,7 +27,7 @@ import chakra_test as ct  # noqa: E402
 import link_trace_gen  # noqa: E402
 from capture_builder import RankCapture, write_capture, write_many  # noqa: E402
 
-GOLDEN = os.path.join(ct.SOURCE_DIR, "..", "shared", "fixtures", "chakra-link")
+GOLDEN = ct.GOLDEN_DIR
 SEVEN_ATTRS = {"rf_id", "fw_parent", "seq_id", "scope", "tid", "fw_tid", "op_schema"}
 
 
@@ -150,7 +150,7 @@ class Golden(LinkCase):
     @classmethod
     def setUpClass(cls):
         if not os.path.isdir(GOLDEN):
-            raise unittest.SkipTest("no golden pair at %s (../shared/fixtures/chakra-link)" % GOLDEN)
+            raise unittest.SkipTest(ct.golden_missing(GOLDEN))
 
     def setUp(self):
         super().setUp()

@@ -10,7 +10,7 @@ integer nanoseconds):
 - a GPU-shaped 2-rank capture written here in chakrashim's format (compute
   and NCCL kernels on separate streams, memcpys, memsets): GPU busy, time
   by kind, comm/compute overlap, the breakdown;
-- the golden real GPU trace (../shared/fixtures/chakra-link/device.0.json.gz);
+- the golden real GPU trace (docs/trace-format.md, "Golden pair");
 - the HTML page: self-contained (no URL, no script), with its SVG charts,
   and rendered once by headless Chromium when `chromium` is installed.
 """
@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
 import chakra_test as ct  # noqa: E402
 from capture_builder import RankCapture, Span, write_capture, write_many  # noqa: E402
 
-GOLDEN = os.path.join(ct.SOURCE_DIR, "..", "shared", "fixtures", "chakra-link", "device.0.json.gz")
+GOLDEN = os.path.join(ct.GOLDEN_DIR, "device.0.json.gz")
 JOB = os.path.join(ct.SOURCE_DIR, "tests", "e2e", "jobs", "ddp_gloo.py")
 HOST_CATS = ("cpu_op", "user_annotation", "cuda_runtime", "cuda_driver")
 GPU_KINDS = {"kernel", "gpu_memcpy", "gpu_memset"}
@@ -379,7 +379,7 @@ class GpuShapedCapture(ReportCase):
 
     def test_golden_real_gpu_trace(self):
         if not os.path.exists(GOLDEN):
-            self.skipTest(f"the golden fixture is not beside this checkout: {GOLDEN}")
+            self.skipTest(ct.golden_missing(GOLDEN))
         doc = report_json(GOLDEN)
         rank_doc = doc["groups"][0]["ranks"][0]
         ref = Reference(GOLDEN)

@@ -1,5 +1,5 @@
 // Unit tests for parse_config (config/config.h) against the variable table
-// (config/config_vars.h) and DESIGN.md section 3.
+// (config/config_vars.h) and docs/design.md section 3.
 #include "config/config.h"
 
 #include <gtest/gtest.h>

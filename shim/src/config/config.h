@@ -1,5 +1,5 @@
 // EnvSnapshot -> Config, or one-line errors naming the variable, the value
-// and what is accepted (DESIGN.md section 3). Pure: no I/O, no globals.
+// and what is accepted (docs/design.md section 3). Pure: no I/O, no globals.
 #pragma once
 
 #include <cstdint>
