@@ -57,6 +57,10 @@ const std::array<Rule, kRuleCount> kRules = {{
      "the ET's op nodes do not outnumber the device trace's host spans (the files record the same ops)",
      "the ET holds ops its device trace never saw; it is not this device trace's pair, or it "
      "was written into by another process; re-capture"},
+    {files_none, "files.none", E, "the folder holds a capture (JOB_chakra/ and JOB_kineto/, or trace files)",
+     "give the trace root (CHAKRA_TRACE_DIR) or one run's folder; a job that wrote nothing says why in its log"},
+    {pair_mismatch, "pair.mismatch", E, "an ET and a device trace given as one rank's pair are that rank's",
+     "give the ET and the device trace of the same rank and run"},
     {link_host_only, "link.host_only", W, "the device trace has cuda_runtime events",
      "Chakra's own linker (chakra_trace_link) will refuse this pair: HTA fails with KeyError "
      "'cuda_runtime'; use chakrashim link"},

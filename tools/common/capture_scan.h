@@ -1,4 +1,4 @@
-// Finds the per-rank file pairs of a capture (docs/design.md section 1):
+// Finds the per-rank file pairs of a capture (docs/design.md, output layout):
 //   ROOT/JOB_chakra[.i]/rank-R.json        the host ET
 //   ROOT/JOB_kineto[.i]/rank-R.json[.gz]   the device trace
 // and the .partial files a writer left behind. The argument may be ROOT, one
@@ -59,6 +59,16 @@ bool is_partial_name(const std::string& name);
 FileKind sniff_kind(const std::string& path);
 
 ScanResult scan_directory(const std::string& dir);
+
+// The subfolders of `dir` (one level down) that hold JOB_chakra/ or
+// JOB_kineto/ folders: where a capture is when `dir` holds none itself.
+std::vector<std::string> capture_roots_below(const std::string& dir);
+
+// Where a scan of `dir` found nothing, in one line for the user:
+//   "no capture in /t: no JOB_chakra/ or JOB_kineto/ folder and no trace file in it,
+//    nor in its subfolders"
+//   "no capture in /t itself; captures one level down: /t/a, /t/b (give one of them)"
+std::string nothing_found(const std::string& dir);
 ScanResult group_files(const std::vector<std::string>& paths);
 
 }  // namespace chakrashim::tools
