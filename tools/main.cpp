@@ -6,6 +6,9 @@
 #include <string_view>
 
 #include "check/check_command.h"
+#ifdef CHAKRASHIM_WITH_CONVERT
+#include "convert/convert_command.h"
+#endif
 #include "link/link_command.h"
 #include "config_command.h"
 #include "report/report_command.h"
@@ -95,6 +98,15 @@ int main(int argc, char** argv) {
   if (command == "config") return chakrashim::tools::config::run_config_command(argc - 1, argv + 1);
   if (command == "check") return chakrashim::tools::check::run_check_command(argc - 1, argv + 1);
   if (command == "link") return chakrashim::tools::link::run_link_command(argc - 1, argv + 1);
+  if (command == "convert") {
+#ifdef CHAKRASHIM_WITH_CONVERT
+    return chakrashim::tools::convert::run_convert_command(argc - 1, argv + 1);
+#else
+    std::fputs("chakrashim convert: this build has no protobuf (install libprotobuf-dev and "
+               "protobuf-compiler, as scripts/setup.sh does, and rebuild)\n", stderr);
+    return 2;
+#endif
+  }
   if (command == "report") return chakrashim::tools::report::run_report_command(argc - 1, argv + 1);
   std::fprintf(stderr, "chakrashim: unknown command '%s'\n%s", argv[1], kUsage);
   return 2;
