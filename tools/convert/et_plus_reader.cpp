@@ -89,14 +89,16 @@ class EtPlusSax final : public json::json_sax_t {
   bool end_object() override { return close(true); }
   bool end_array() override { return close(false); }
   bool key(string_t& k) override;
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex) override {
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) override {
     parse_ = outcome_of_error(ex);
+    error_position_ = position;
     return false;
   }
 
   // Set when the handler stopped the parse (a problem other than syntax).
   const std::string& problem() const { return problem_; }
   const ParseOutcome& parse() const { return parse_; }
+  std::size_t error_position() const { return error_position_; }
   // Checks after the document: required keys, linked or not.
   bool finish();
 
@@ -127,6 +129,7 @@ class EtPlusSax final : public json::json_sax_t {
   std::uint64_t big_ = 0;   // the last uint64 above int64
   std::string problem_;
   ParseOutcome parse_;
+  std::size_t error_position_ = 0;
   std::array<bool, 6> top_seen_{};  // schema, pid, time, start_ts, finish_ts, nodes
   std::uint64_t linked_nodes_ = 0;
   NodeEncoder encoder_;
@@ -230,9 +233,9 @@ bool EtPlusSax::top_value(const Scalar& v) {
     if (v.kind != Scalar::Kind::string) return fail("'schema' is not a string");
     m.schema = std::string(v.s);
     if (!converter_reads_schema(m.schema)) {
-      return fail("ET schema '" + m.schema +
-                  "' is not one chakra_converter reads (1.0.2-chakra.0.0.4, 1.0.3-chakra.0.0.4, "
-                  "1.1.0-chakra.0.0.4, 1.1.1-chakra.0.0.4)");
+      std::string known;
+      for (const auto s : names::kConverterSchemas) known += (known.empty() ? "" : ", ") + std::string(s);
+      return fail("ET schema '" + m.schema + "' is not one chakra_converter reads (" + known + ")");
     }
   } else if (key_ == names::kEtTime) {
     top_seen_[2] = true;
@@ -608,8 +611,11 @@ EtPlusRead read_et_plus(const std::string& path, std::atomic<std::uint64_t>* pro
   } else if (!sax.problem().empty()) {
     result.error = sax.problem();
   } else if (!parsed) {
-    result.error = sax.parse().truncated ? "ends early (an unfinished or truncated file): " + sax.parse().error
-                                         : "invalid JSON: " + sax.parse().error;
+    // A file cut inside a string or number fails as a syntax error at its
+    // last byte: that is an early end too.
+    const bool at_end = sax.error_position() + 1 >= stream.bytes_read();
+    result.error = sax.parse().truncated || at_end ? "ends early (an unfinished or truncated file): " + sax.parse().error
+                                                   : "invalid JSON: " + sax.parse().error;
   } else if (!sax.finish()) {
     result.error = sax.problem();
   } else {
