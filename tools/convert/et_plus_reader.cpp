@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "common/byte_stream.h"
-#include "common/sax_outcome.h"
+#include "common/json_stream_parser.h"
 #include "common/tool_schema.h"
 #include "convert/python_repr.h"
 
@@ -89,16 +89,11 @@ class EtPlusSax final : public json::json_sax_t {
   bool end_object() override { return close(true); }
   bool end_array() override { return close(false); }
   bool key(string_t& k) override;
-  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) override {
-    parse_ = outcome_of_error(ex);
-    error_position_ = position;
-    return false;
-  }
+  // Syntax errors are the parser's to report (parse_json_stream).
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
 
   // Set when the handler stopped the parse (a problem other than syntax).
   const std::string& problem() const { return problem_; }
-  const ParseOutcome& parse() const { return parse_; }
-  std::size_t error_position() const { return error_position_; }
   // Checks after the document: required keys, linked or not.
   bool finish();
 
@@ -128,8 +123,6 @@ class EtPlusSax final : public json::json_sax_t {
   std::string token_;       // the last float token
   std::uint64_t big_ = 0;   // the last uint64 above int64
   std::string problem_;
-  ParseOutcome parse_;
-  std::size_t error_position_ = 0;
   std::array<bool, 6> top_seen_{};  // schema, pid, time, start_ts, finish_ts, nodes
   std::uint64_t linked_nodes_ = 0;
   NodeEncoder encoder_;
@@ -603,19 +596,15 @@ EtPlusRead read_et_plus(const std::string& path, std::atomic<std::uint64_t>* pro
     result.error = stream.error();
     return result;
   }
-  std::istream in(&stream);
   EtPlusSax sax(result.trace);
-  const bool parsed = json::sax_parse(in, &sax);
+  const JsonStreamOutcome parsed = parse_json_stream(stream, sax);
   if (!stream.ok()) {
     result.error = "cannot be read: " + stream.error() + " (a truncated or damaged gzip file?)";
-  } else if (!sax.problem().empty()) {
+  } else if (parsed.stopped) {
     result.error = sax.problem();
-  } else if (!parsed) {
-    // A file cut inside a string or number fails as a syntax error at its
-    // last byte: that is an early end too.
-    const bool at_end = sax.error_position() + 1 >= stream.bytes_read();
-    result.error = sax.parse().truncated || at_end ? "ends early (an unfinished or truncated file): " + sax.parse().error
-                                                   : "invalid JSON: " + sax.parse().error;
+  } else if (!parsed.ok) {
+    result.error = parsed.truncated ? "ends early (an unfinished or truncated file): " + parsed.error
+                                    : "invalid JSON: " + parsed.error;
   } else if (!sax.finish()) {
     result.error = sax.problem();
   } else {
