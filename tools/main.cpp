@@ -25,6 +25,7 @@ constexpr const char* kUsage =
     "commands:\n"
     "  check DIR|FILE...   check a capture against what Chakra and HTA need\n"
     "  link DIR            merge each rank's ET and device trace into Chakra's ET+ (chakra_trace_link)\n"
+    "  convert DIR|ET+     write Chakra's protobuf ET, PREFIX.R.et, for ASTRA-sim (chakra_converter)\n"
     "  report DIR|FILE...  step times, top ops, GPU busy and overlap, rank skew (--html FILE)\n"
     "  vars [--markdown]   list every CHAKRA_* variable with its grammar and default\n"
     "  config [--print]    validate this environment's CHAKRA_* variables as the library will\n"
