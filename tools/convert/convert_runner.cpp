@@ -6,8 +6,10 @@
 #include <filesystem>
 #include <regex>
 #include <system_error>
+#include <thread>
 
 #include "common/capture_scan.h"
+#include "common/chunk_pipe.h"
 #include "common/rank_pool.h"
 #include "convert/et_encoding.h"
 #include "convert/et_plus_reader.h"
@@ -105,8 +107,20 @@ ConvertResult convert_one(const ConvertJob& job, std::atomic<std::uint64_t>* pro
   out.rank = job.rank;
   out.input = job.input;
   out.output = job.output;
+  EtPlusRead read;
   if (job.link_first) {
-    const link::RankResult linked = link::link_rank(*job.link_first);
+    // Link writes the ET+ file and, through a pipe, this rank's reader on
+    // a second thread: the two steps overlap instead of reading it back.
+    ChunkPipe pipe;
+    std::thread reader([&] {
+      read = read_et_plus(pipe.source());
+      pipe.abandon();
+    });
+    link::RankJob link_job = *job.link_first;
+    link_job.tee = &pipe.sink();
+    const link::RankResult linked = link::link_rank(link_job);
+    pipe.close();
+    reader.join();
     out.linked = true;
     out.link_seconds = linked.seconds;
     out.link_warnings = linked.warnings;
@@ -115,19 +129,18 @@ ConvertResult convert_one(const ConvertJob& job, std::atomic<std::uint64_t>* pro
       out.seconds = since(start);
       return out;
     }
+  } else {
+    read = read_et_plus(job.input, progress);
   }
   NodeEncoder encoder;
-  {
-    EtPlusRead read = read_et_plus(job.input, progress);
-    if (!read.ok) {
-      out.error = job.input + ": " + read.error;
-    } else {
-      out.nodes_read = read.trace.nodes.size();
-      const ChakraGraph graph = build_chakra_graph(read.trace, encoder);
-      out.stats = graph.stats;
-      if (!graph.ok) out.error = job.input + ": " + graph.error;
-      else out.ok = write_et(job.output, read.trace, graph, encoder, out.error);
-    }
+  if (!read.ok) {
+    out.error = job.input + ": " + read.error;
+  } else {
+    out.nodes_read = read.trace.nodes.size();
+    const ChakraGraph graph = build_chakra_graph(read.trace, encoder);
+    out.stats = graph.stats;
+    if (!graph.ok) out.error = job.input + ": " + graph.error;
+    else out.ok = write_et(job.output, read.trace, graph, encoder, out.error);
   }
   out.seconds = since(start);
   return out;

@@ -581,25 +581,14 @@ bool converter_reads_schema(std::string_view schema) {
   return std::find(ok.begin(), ok.end(), schema) != ok.end();
 }
 
-EtPlusRead read_et_plus(const std::string& path, std::atomic<std::uint64_t>* progress) {
+namespace {
+
+EtPlusRead read_from(std::streambuf& in, const ByteStream* file) {
   EtPlusRead result;
-  ByteStream::ChunkObserver observer;
-  if (progress != nullptr) {
-    // Counts file bytes (compressed ones for gzip), as the bar's total does.
-    observer = [progress, last = std::uint64_t{0}](std::string_view, std::uint64_t pos) mutable {
-      if (pos > last) progress->fetch_add(pos - last, std::memory_order_relaxed);
-      last = pos;
-    };
-  }
-  ByteStream stream(path, observer);
-  if (!stream.ok()) {
-    result.error = stream.error();
-    return result;
-  }
   EtPlusSax sax(result.trace);
-  const JsonStreamOutcome parsed = parse_json_stream(stream, sax);
-  if (!stream.ok()) {
-    result.error = "cannot be read: " + stream.error() + " (a truncated or damaged gzip file?)";
+  const JsonStreamOutcome parsed = parse_json_stream(in, sax);
+  if (file != nullptr && !file->ok()) {
+    result.error = "cannot be read: " + file->error() + " (a truncated or damaged gzip file?)";
   } else if (parsed.stopped) {
     result.error = sax.problem();
   } else if (!parsed.ok) {
@@ -613,5 +602,27 @@ EtPlusRead read_et_plus(const std::string& path, std::atomic<std::uint64_t>* pro
   if (!result.ok) result.trace = {};
   return result;
 }
+
+}  // namespace
+
+EtPlusRead read_et_plus(const std::string& path, std::atomic<std::uint64_t>* progress) {
+  ByteStream::ChunkObserver observer;
+  if (progress != nullptr) {
+    // Counts file bytes (compressed ones for gzip), as the bar's total does.
+    observer = [progress, last = std::uint64_t{0}](std::string_view, std::uint64_t pos) mutable {
+      if (pos > last) progress->fetch_add(pos - last, std::memory_order_relaxed);
+      last = pos;
+    };
+  }
+  ByteStream stream(path, observer);
+  if (!stream.ok()) {
+    EtPlusRead result;
+    result.error = stream.error();
+    return result;
+  }
+  return read_from(stream, &stream);
+}
+
+EtPlusRead read_et_plus(std::streambuf& in) { return read_from(in, nullptr); }
 
 }  // namespace chakrashim::tools::convert

@@ -45,6 +45,8 @@ struct EtPlusRead {
 
 // `progress`, when given, counts the file's bytes as they are read.
 EtPlusRead read_et_plus(const std::string& path, std::atomic<std::uint64_t>* progress = nullptr);
+// The same from bytes already open (the pipe from link's writer).
+EtPlusRead read_et_plus(std::streambuf& in);
 
 // The schemas chakra_converter reads (PyTorchNode at Chakra 21585d8): it
 // lists 1.1.1-chakra.1.0.0 too, but parses no node of that version.
