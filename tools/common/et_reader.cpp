@@ -150,7 +150,7 @@ EtSummary read_execution_trace(std::istream& in, const NodeConsumer& consumer) {
   EtSax sax(summary, consumer);
   const JsonStreamOutcome parsed = parse_json_stream(*in.rdbuf(), sax);
   if (parsed.ok) summary.parse = ParseOutcome{true, false, {}};
-  else if (!parsed.stopped) summary.parse = ParseOutcome{false, parsed.truncated, parsed.error};
+  else summary.parse = ParseOutcome{false, parsed.truncated, parsed.stopped ? "the reader stopped" : parsed.error};
   return summary;
 }
 

@@ -234,7 +234,7 @@ TraceSummary read_device_trace(std::istream& in, const EventConsumer& consumer) 
   DeviceSax sax(summary, consumer);
   const JsonStreamOutcome parsed = parse_json_stream(*in.rdbuf(), sax);
   if (parsed.ok) summary.parse = ParseOutcome{true, false, {}};
-  else if (!parsed.stopped) summary.parse = ParseOutcome{false, parsed.truncated, parsed.error};
+  else summary.parse = ParseOutcome{false, parsed.truncated, parsed.stopped ? "the reader stopped" : parsed.error};
   return summary;
 }
 
