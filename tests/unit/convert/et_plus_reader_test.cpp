@@ -4,6 +4,7 @@
 #include "convert/et_plus_reader.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cstdio>
@@ -42,7 +43,10 @@ class EtPlusReader : public ::testing::Test {
     return read_et_plus(path_);
   }
   void TearDown() override { std::remove(path_.c_str()); }
-  std::string path_ = ::testing::TempDir() + "/et_plus_reader_test.json";
+  // One file per test and process: CTest runs the cases in parallel.
+  std::string path_ = ::testing::TempDir() + "/et_plus_reader_" +
+                      ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+                      std::to_string(::getpid()) + ".json";
 };
 
 TEST_F(EtPlusReader, ReadsTheGraphFieldsAndMetadata) {
