@@ -5,7 +5,8 @@ below the file in memory, because the parse streams).
 
     bench_check.py [--cli PATH] [--golden DIR] [--runs N] [--quick]
 
-The golden pair (../shared/fixtures/chakra-link/) is decompressed into a
+The golden pair (docs/trace-format.md, "Golden pair"; not in the repository:
+--golden DIR, or CHAKRASHIM_TEST_GOLDEN_DIR as CTest sets it) is decompressed into a
 temporary folder first, so the figures are for plain JSON. Prints figures
 only; never fails on them.
 
@@ -85,7 +86,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cli", default=os.environ.get("CHAKRASHIM_TEST_CLI") or
                     os.path.join(HERE, "..", "build", "tools", "chakrashim"))
-    ap.add_argument("--golden", default=os.path.join(HERE, "..", "..", "shared", "fixtures", "chakra-link"))
+    ap.add_argument("--golden", default=os.environ.get("CHAKRASHIM_TEST_GOLDEN_DIR", ""),
+                    help="folder of the golden pair (default: $CHAKRASHIM_TEST_GOLDEN_DIR)")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--scale", type=int, default=10,
                     help="also check a device trace with the golden events repeated this many times "
@@ -98,8 +100,10 @@ def main():
         return 2
     device_gz = os.path.join(args.golden, "device.0.json.gz")
     host_gz = os.path.join(args.golden, "host.0.json.gz")
-    if not os.path.isfile(device_gz):
-        print("bench_check: skipped, no golden device trace at %s" % device_gz)
+    if not args.golden or not os.path.isfile(device_gz):
+        where = ("no golden device trace at %s" % device_gz) if args.golden else "no golden pair given"
+        print("bench_check: skipped, %s (--golden DIR or CHAKRASHIM_TEST_GOLDEN_DIR; "
+              "docs/trace-format.md, \"Golden pair\")" % where)
         return 0
     with tempfile.TemporaryDirectory(prefix="chakra-bench-check-") as tmp:
         device = os.path.join(tmp, "device.0.json")

@@ -17,7 +17,7 @@ while [ $# -gt 0 ]; do
     --build) build=$2; shift ;;
     --prefix) prefix=$2; shift ;;
     --) shift; cmake_args=("$@"); break ;;
-    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -100,3 +100,4 @@ log "installed into $prefix:"
 log "  preload   $prefix/lib/libchakrashim.so"
 log "  bridge    $prefix/lib/libchakrashim_torch.so"
 log "  command   $prefix/bin/chakrashim"
+log "  launcher  $prefix/bin/chakra-run"

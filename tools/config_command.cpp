@@ -2,11 +2,14 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <string_view>
 
 #include "config/config.h"
+#include "common/usage.h"
 #include "config/env_snapshot.h"
+#include "files/output_paths.h"
 #include "target/identity.h"
 
 extern "C" char** environ;
@@ -18,13 +21,14 @@ namespace {
 namespace cfg = chakrashim::config;
 
 constexpr const char* kUsage =
-    "usage: chakrashim config [--print] [--rank] [--prefix TEXT]\n"
+    "usage: chakrashim config [--print] [--rank] [--quiet] [--prefix TEXT]\n"
     "\n"
     "Parses the CHAKRA_* variables of this environment exactly as the preloaded\n"
     "library will, with the launcher's rank variables. Prints one line per bad\n"
     "variable on stderr and exits 2, or exits 0.\n"
     "  --print        print the effective configuration on stderr\n"
     "  --rank         print the rank this process would have, on stdout\n"
+    "  --quiet        print errors only, not warnings (chakra-run on ranks but 0)\n"
     "  --prefix TEXT  start each printed line with TEXT (chakra-run passes its name)\n";
 
 cfg::EnvSnapshot snapshot() {
@@ -45,9 +49,29 @@ void print_effective(const cfg::Config& c, const target::Identity& id, const std
   std::fprintf(stderr, "%sprofile on; steps %s-%s, warmup %s, active %s\n", p.c_str(),
                num(c.start_step).c_str(), num(c.end_step).c_str(), num(c.warmup_steps).c_str(),
                num(c.active_steps).c_str());
-  std::fprintf(stderr, "%straces in %s/%s_chakra and %s_kineto (host trace %s, device trace %s%s)\n",
-               p.c_str(), c.trace_dir.c_str(), id.job_id.c_str(), id.job_id.c_str(),
-               yes(c.host_trace), yes(c.device_trace), c.gzip ? ", gzip" : "");
+  // The folders this rank's files would get now, by the library's own rule
+  // (an earlier run's files push a new run to JOB_chakra.1/ and so on).
+  files::LayoutRequest request;
+  request.root = c.trace_dir;
+  request.job_id = id.job_id;
+  request.rank = id.rank;
+  request.restart_count = id.restart_count;
+  request.gzip = c.gzip;
+  request.overwrite = c.overwrite;
+  const auto layout = files::choose_layout(request, [](const std::string& path) {
+    std::error_code ec;
+    return std::filesystem::exists(path, ec);
+  });
+  if (layout) {
+    const auto name = [](const std::string& dir) { return std::filesystem::path(dir).filename().string(); };
+    std::fprintf(stderr, "%straces to %s/%s and %s%s (host trace %s, device trace %s%s)\n", p.c_str(),
+                 c.trace_dir.c_str(), name(layout->host_dir).c_str(), name(layout->device_dir).c_str(),
+                 layout->index > id.restart_count ? ", beside an earlier run's" : "", yes(c.host_trace),
+                 yes(c.device_trace), c.gzip ? ", gzip" : "");
+  } else {
+    std::fprintf(stderr, "%straces under %s (host trace %s, device trace %s%s)\n", p.c_str(), c.trace_dir.c_str(),
+                 yes(c.host_trace), yes(c.device_trace), c.gzip ? ", gzip" : "");
+  }
   std::fprintf(stderr, "%sranks %s; this process: rank %s (from %s)%s\n", p.c_str(),
                c.ranks_text ? c.ranks_text->c_str() : "all", num(id.rank).c_str(),
                id.rank_source.c_str(),
@@ -57,7 +81,7 @@ void print_effective(const cfg::Config& c, const target::Identity& id, const std
 }  // namespace
 
 int run_config_command(int argc, char** argv) {
-  bool print = false, rank = false;
+  bool print = false, rank = false, quiet = false;
   std::string prefix = "chakrashim: ";
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
@@ -68,16 +92,18 @@ int run_config_command(int argc, char** argv) {
       print = true;
     } else if (a == "--rank") {
       rank = true;
+    } else if (a == "--quiet") {
+      quiet = true;
     } else if (a == "--prefix" && i + 1 < argc) {
       prefix = argv[++i];
     } else {
-      std::fprintf(stderr, "chakrashim config: unknown option '%s'\n%s", argv[i], kUsage);
-      return 2;
+      return tools::usage_error("config", tools::unknown_option(a, {"--print", "--rank", "--quiet", "--prefix", "--help"}));
     }
   }
   const cfg::EnvSnapshot env = snapshot();
   const cfg::ParseResult parsed = cfg::parse_config(env);
-  for (const auto& w : parsed.warnings) std::fprintf(stderr, "%swarning: %s\n", prefix.c_str(), w.c_str());
+  if (!quiet)
+    for (const auto& w : parsed.warnings) std::fprintf(stderr, "%swarning: %s\n", prefix.c_str(), w.c_str());
   for (const auto& e : parsed.errors) std::fprintf(stderr, "%s%s\n", prefix.c_str(), e.c_str());
   if (!parsed.errors.empty()) return 2;
   const cfg::Config c = parsed.config.value_or(cfg::Config{});

@@ -12,7 +12,9 @@
 #include "link/link_command.h"
 #include "config_command.h"
 #include "report/report_command.h"
+#include "common/usage.h"
 #include "config/config_vars.h"
+#include "config/nearest_name.h"
 
 namespace {
 
@@ -23,10 +25,10 @@ constexpr const char* kUsage =
     "  CHAKRA_PROFILE=1 CHAKRA_TRACE_DIR=DIR LD_PRELOAD=<prefix>/lib/libchakrashim.so python train.py\n"
     "\n"
     "commands:\n"
-    "  check DIR|FILE...   check a capture against what Chakra and HTA need\n"
-    "  link DIR            merge each rank's ET and device trace into Chakra's ET+ (chakra_trace_link)\n"
-    "  convert DIR|ET+     write Chakra's protobuf ET, PREFIX.R.et, for ASTRA-sim (chakra_converter)\n"
-    "  report DIR|FILE...  step times, top ops, GPU busy and overlap, rank skew (--html FILE)\n"
+    "  check DIR|FILE...   check a capture against what Chakra and HTA need (docs/check.md)\n"
+    "  link DIR            merge each rank's ET and device trace into Chakra's ET+ (docs/link.md)\n"
+    "  convert DIR|ET+     write Chakra's protobuf ET, PREFIX.R.et, for ASTRA-sim (docs/convert.md)\n"
+    "  report DIR|FILE...  step times, top ops, GPU busy and overlap, rank skew (docs/report.md)\n"
     "  vars [--markdown]   list every CHAKRA_* variable with its grammar and default\n"
     "  config [--print]    validate this environment's CHAKRA_* variables as the library will\n"
     "\n"
@@ -72,8 +74,7 @@ int run_vars(int argc, char** argv) {
       markdown = true;
       continue;
     }
-    std::fprintf(stderr, "chakrashim vars: unknown option '%s'\n%s", argv[i], kVarsUsage);
-    return 2;
+    return chakrashim::tools::usage_error("vars", chakrashim::tools::unknown_option(arg, {"--markdown", "--help"}));
   }
   markdown ? print_markdown() : print_plain();
   return 0;
@@ -82,10 +83,7 @@ int run_vars(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fputs(kUsage, stderr);
-    return 2;
-  }
+  if (argc < 2) return chakrashim::tools::usage_error("", "give a command: check, link, report, vars or config");
   const std::string_view command = argv[1];
   if (command == "-h" || command == "--help" || command == "help") {
     std::fputs(kUsage, stdout);
@@ -109,6 +107,8 @@ int main(int argc, char** argv) {
 #endif
   }
   if (command == "report") return chakrashim::tools::report::run_report_command(argc - 1, argv + 1);
-  std::fprintf(stderr, "chakrashim: unknown command '%s'\n%s", argv[1], kUsage);
-  return 2;
+  std::string why = "unknown command '" + std::string(command) + "'";
+  if (const auto best = chakrashim::config::nearest_name(command, {"check", "link", "convert", "report", "vars", "config"}))
+    why += " (did you mean " + std::string(*best) + "?)";
+  return chakrashim::tools::usage_error("", why);
 }

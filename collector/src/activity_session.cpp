@@ -32,10 +32,10 @@ namespace chakrashim::collector {
 
 namespace {
 
-// Ours: Kineto (torch.profiler) uses CUSTOM0 and CUSTOM1 (DESIGN.md 4.5).
+// Ours: Kineto (torch.profiler) uses CUSTOM0 and CUSTOM1 (docs/design.md section 4.5).
 constexpr CUpti_ExternalCorrelationKind kOurKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2;
 
-// The driver calls Chakra counts as launches (TRACE_FORMAT.md), enabled one
+// The driver calls Chakra counts as launches (docs/trace-format.md), enabled one
 // by one: the whole DRIVER kind would record every cu* call torch makes.
 constexpr CUpti_CallbackId kDriverLaunches[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
@@ -132,7 +132,7 @@ void CUPTIAPI on_buffer_complete(CUcontext ctx, std::uint32_t stream, std::uint8
   if (BufferPool* pool = s.pool_ptr.load()) pool->release(buffer);
 }
 
-// CUPTI's clock against CLOCK_REALTIME, the host trace's (DESIGN.md 4.5):
+// CUPTI's clock against CLOCK_REALTIME, the host trace's (docs/design.md section 4.5):
 // the best of a few bracketed samples. Zero when within 20 us.
 std::int64_t clock_offset(const CuptiApi& api, bool& calibrated) {
   std::int64_t best_width = INT64_MAX, offset = 0;

@@ -1,7 +1,7 @@
 // libcupti, dlopen'ed at run time (never linked: a job without CUDA must
 // not need it, and we reuse torch's copy when it is loaded). A table of the
 // entry points the collector calls; nothing here calls cuptiSubscribe,
-// which would blind a later torch.profiler (DESIGN.md section 4.5).
+// which would blind a later torch.profiler (docs/design.md section 4.5).
 #pragma once
 
 #include <cstdint>

@@ -102,7 +102,7 @@ void join_device_capture(DeviceCapture& c,
     if (auto x = external.find(e.correlation); x != external.end()) e.external_id = x->second;
     // A kernel or memcpy no op can claim (its correlation record was
     // dropped, or it was launched outside any op): trace_link would hang it
-    // under the wrong parent (TRACE_FORMAT.md), so it is left out, and
+    // under the wrong parent (docs/trace-format.md), so it is left out, and
     // counted.
     if (is_gpu_op(e.kind) && e.external_id == 0) {
       keep[i] = 0;

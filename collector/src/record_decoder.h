@@ -60,7 +60,7 @@ class RecordDecoder {
 };
 
 // "cudaLaunchKernel_v7000" -> "cudaLaunchKernel": CUPTI's callback names
-// carry version suffixes that Chakra's launch list does not (TRACE_FORMAT.md).
+// carry version suffixes that Chakra's launch list does not (docs/trace-format.md).
 std::string_view strip_version_suffix(std::string_view name);
 
 }  // namespace chakrashim::collector

@@ -34,7 +34,7 @@ import os
 import statistics
 import sys
 
-# Chakra's chakra_trace_link counts these as launches (TRACE_FORMAT.md).
+# Chakra's chakra_trace_link counts these as launches (docs/trace-format.md).
 LAUNCH_NAMES = frozenset((
     "cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx",
     "cudaLaunchCooperativeKernel", "cudaMemcpy", "cudaMemcpyAsync",

@@ -17,6 +17,25 @@ class Window(CaptureCase):
         self.assertEqual(cap.meta["steps"]["reason"], "end_step")
         self.assertRegex(r.stderr, r"\[chakrashim rank 0\] captured steps \[2-4\] \(3 steps, \d+ ops, host ops only: no CUDA in this process\)")
 
+    def test_a_rank_other_than_0_prints_its_capture_line_only_when_asked(self):
+        # At 512 ranks the job's log holds one capture line: rank 0's.
+        quiet = run_job("plain_loop.py", [5], job_env(self.trace_dir, RANK=3, WORLD_SIZE=4,
+                                                      CHAKRA_START_STEP=2, CHAKRA_END_STEP=3))
+        self.assert_ran(quiet)
+        self.assertNotIn("[chakrashim", quiet.stderr)
+        self.assertEqual(Capture(self.trace_dir, rank=3).meta["steps"]["captured"], [2, 3])
+        asked = run_job("plain_loop.py", [5], job_env(self.trace_dir, RANK=3, WORLD_SIZE=4,
+                                                      CHAKRA_START_STEP=2, CHAKRA_END_STEP=3,
+                                                      CHAKRA_LOG_LEVEL="info"))
+        self.assert_ran(asked)
+        self.assertRegex(asked.stderr, r"\[chakrashim rank 3\] captured steps \[2-3\]")
+        # Warnings still come from every rank.
+        warned = run_job("plain_loop.py", [5], job_env(self.trace_dir, RANK=3, WORLD_SIZE=4,
+                                                       CHAKRA_START_STEP=2, CHAKRA_END_STEP=3,
+                                                       CHAKRA_NO_SUCH_VAR="1"))
+        self.assert_ran(warned)
+        self.assertIn("[chakrashim rank 3] warning: ", warned.stderr)
+
     def test_a_user_annotation_at_the_start_of_step_n_lies_in_profiler_step_n(self):
         r = run_job("plain_loop.py", [6, "--annotate"],
                     job_env(self.trace_dir, CHAKRA_START_STEP=1, CHAKRA_END_STEP=3))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The preloaded core exports only what it interposes plus its C interface,
-# and needs only the C and C++ runtimes (DESIGN.md section 2). The bridge
+# and needs only the C and C++ runtimes (docs/design.md section 2). The bridge
 # exports only its attach entry.
 set -u
 fail=0

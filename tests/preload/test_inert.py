@@ -57,7 +57,7 @@ class InertProcesses(unittest.TestCase):
 
     def test_a_bad_variable_says_nothing_in_a_process_without_torch(self):
         # Error lines wait for libtorch: a shell or launcher that inherits a
-        # bad variable stays silent (DESIGN.md section 3: once per process that
+        # bad variable stays silent (docs/design.md section 3: once per process that
         # would have been a target).
         r = run([PYTHON, "-c", "pass"], self.profile_env(CHAKRA_START_STEP="abc"))
         self.assertEqual((r.returncode, r.stdout, r.stderr), (0, "", ""))

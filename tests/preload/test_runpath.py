@@ -1,5 +1,5 @@
 """A library with RUNPATH $ORIGIN/sub that dlopens "libdep.so" by bare name
-keeps working under LD_PRELOAD=libchakrashim.so (DESIGN.md section 4.2)."""
+keeps working under LD_PRELOAD=libchakrashim.so (docs/design.md section 4.2)."""
 import os
 import sys
 import unittest

@@ -46,7 +46,9 @@ class Span:
 class RankCapture:
     """One rank's pair, as Python data until written."""
 
-    def __init__(self, rank=0, world_size=1, steps=(3, 4), gpu=False, ranks_filter=None):
+    def __init__(self, rank=0, world_size=1, steps=(3, 4), gpu=False, ranks_filter=None, slow=None):
+        """slow: {step: extra ns}: those steps run longer, in time outside
+        any op at their end (later steps move later)."""
         self.rank, self.world_size, self.steps, self.gpu = rank, world_size, list(steps), gpu
         self.spans = []  # host and device events, in write order
         self.ranks_filter = ranks_filter
@@ -63,8 +65,11 @@ class RankCapture:
         self.et_schema = SCHEMA
         self._next_id = 0
         self._corr = 100
-        for i, n in enumerate(self.steps):
-            self._add_step(n, 1_000_000 + i * 1_000_000)
+        t0 = 1_000_000
+        for n in self.steps:
+            extra = (slow or {}).get(n, 0)
+            self._add_step(n, t0, extra)
+            t0 += 1_000_000 + extra
 
     def _ids(self):
         self._next_id += 1
@@ -85,9 +90,9 @@ class RankCapture:
                    args={"device": 0, "stream": 7, "correlation": self._corr})
         self.spans += [launch, gpu]
 
-    def _add_step(self, n, t0):
+    def _add_step(self, n, t0, extra=0):
         ext = self._ids()
-        self.spans.append(Span("user_annotation", "ProfilerStep#%d" % n, t0, t0 + 900_000, ext=ext, step=n))
+        self.spans.append(Span("user_annotation", "ProfilerStep#%d" % n, t0, t0 + 900_000 + extra, ext=ext, step=n))
         linear = self._op("cpu_op", "aten::linear", t0 + 10_000, t0 + 300_000, None)
         addmm = self._op("cpu_op", "aten::addmm", t0 + 20_000, t0 + 250_000, linear)
         if self.gpu:
@@ -161,6 +166,20 @@ class RankCapture:
     def find(self, name, nth=0, cat=None):
         found = [s for s in self.spans if s.name == name and (cat is None or s.cat == cat)]
         return found[nth]
+
+
+def write_many(root, ranks, slow=None, gpu=True, steps=(3, 4, 5), job="0", edit=None):
+    """A capture of `ranks` ranks (a world of that size), each a small pair.
+    slow: {rank: {step: extra ns}}; edit: {rank: fn(RankCapture)} applied
+    before writing (to break a rank). Returns the RankCaptures."""
+    caps = []
+    for r in range(ranks):
+        c = RankCapture(r, ranks, steps=steps, gpu=gpu, slow=(slow or {}).get(r))
+        if edit and r in edit:
+            edit[r](c)
+        caps.append(c)
+    write_capture(root, caps, job=job)
+    return caps
 
 
 def write_capture(root, captures, job="0", et_text=None, device_text=None):

@@ -19,6 +19,20 @@ BRIDGE = os.environ.get("CHAKRASHIM_TEST_BRIDGE", "")
 CLI = os.environ.get("CHAKRASHIM_TEST_CLI", "")
 SOURCE_DIR = os.environ.get("CHAKRASHIM_TEST_SOURCE_DIR", "")
 WITH_TORCH = os.environ.get("CHAKRASHIM_TEST_WITH_TORCH", "0") == "1"
+# The golden pair (docs/trace-format.md, "Golden pair"): not in the
+# repository; CMake's CHAKRA_GOLDEN_DIR says where it is (by default the
+# team's shared fixtures folder beside the checkout).
+GOLDEN_DIR = os.environ.get("CHAKRASHIM_TEST_GOLDEN_DIR") or os.path.join(
+    SOURCE_DIR, "..", "shared", "fixtures", "chakra-link")
+
+
+def golden_missing(path):
+    """The skip message of a test that needs the golden pair: where the data
+    comes from, and how to point the tests at it."""
+    return ("no golden pair at %s: it is the team's shared fixture (HTA's public trace "
+            "nccl_data.json.gz, an ET made to match, and Chakra 1.0.0's chakra_trace_link "
+            "output; docs/trace-format.md, \"Golden pair\"), kept beside the repository, not "
+            "in it; configure with -DCHAKRA_GOLDEN_DIR=DIR to use a copy" % path)
 
 # Sanitizer variants (scripts/test-variants.sh). A job under the preload is
 # an uninstrumented program, so the sanitizer runtime must come first in

@@ -6,7 +6,7 @@ tests and benchmarks, of a chosen shape and size.
         [--ops-per-step N] [--depth N] [--threads N] [--kernels-per-op N]
         [--nccl-share F] [--arg-size N] [--device-mb MB] [--world-size N]
 
-The shape follows what torch and Kineto write (TRACE_FORMAT.md) and what
+The shape follows what torch and Kineto write (docs/trace-format.md) and what
 `chakrashim check` accepts:
   - per step, on the main thread, ProfilerStep#N (user_annotation) spanning
     the step; `--ops-per-step` top-level ops spread round-robin over

@@ -1,10 +1,10 @@
 """`chakrashim check` on fixtures: good captures pass, and each one-thing
 edit fails (errors) or warns (warnings, failing only under --strict) with a
-line that names the rank and the rule (TRACE_FORMAT.md's two lists).
+line that names the rank and the rule (docs/trace-format.md's check table).
 
 Good captures: small ones in chakrashim's format (tests/support/
 capture_builder.py), the golden real device trace with its ET
-(../shared/fixtures/chakra-link/), and a real torch.profiler +
+(docs/trace-format.md, "Golden pair"), and a real torch.profiler +
 ExecutionTraceObserver CPU capture made here.
 """
 import gzip
@@ -17,9 +17,9 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
 import chakra_test as ct  # noqa: E402
-from capture_builder import RankCapture, write_capture  # noqa: E402
+from capture_builder import RankCapture, write_capture, write_many  # noqa: E402
 
-GOLDEN = os.path.join(ct.SOURCE_DIR, "..", "shared", "fixtures", "chakra-link")
+GOLDEN = ct.GOLDEN_DIR
 
 
 def check(*args):
@@ -123,7 +123,7 @@ class GoodSmallCaptures(CheckCase):
         self.assertEqual(r.returncode, 0, r.stdout)
         doc = json.loads(r.stdout)
         self.assertEqual(doc["status"], 0)
-        self.assertEqual(doc["warnings"], 1)
+        self.assertEqual(doc["warnings"], 0)  # a CPU capture: host-only is a note
         rep = doc["reports"][0]
         self.assertEqual(rep["rank"], 0)
         self.assertEqual(rep["figures"]["steps_et"], [3, 4])
@@ -275,10 +275,12 @@ class ErrorFixtures(CheckCase):
 
 
 class WarningFixtures(CheckCase):
-    """Each warning of TRACE_FORMAT.md: exit 0 with the line, 1 with --strict."""
+    """Each warning of docs/trace-format.md: exit 0 with the line, 1 with --strict."""
 
-    def test_host_only_capture(self):
-        self.assert_warning([self.write([RankCapture(0)])], "link.host_only",
+    def test_host_only_capture_of_a_process_with_cuda(self):
+        cap = RankCapture(0)
+        cap.meta["device_trace"]["cupti"] = "ok"
+        self.assert_warning([self.write([cap])], "link.host_only",
                             text="Chakra's own linker (chakra_trace_link) will refuse this pair: HTA fails "
                                  "with KeyError 'cuda_runtime'; use chakrashim link")
 
@@ -331,7 +333,7 @@ class GoldenPair(CheckCase):
     def setUp(self):
         super().setUp()
         if not os.path.isfile(os.path.join(GOLDEN, "device.0.json.gz")):
-            self.skipTest("no golden pair at %s" % GOLDEN)
+            self.skipTest(ct.golden_missing(GOLDEN))
         self.host_gz = os.path.join(GOLDEN, "host.0.json.gz")
         self.dev_gz = os.path.join(GOLDEN, "device.0.json.gz")
 
@@ -420,9 +422,11 @@ class RealTorchCapture(CheckCase):
         self.et = os.path.join(self.dir, "et.json")
         self.dev = os.path.join(self.dir, "kineto.json")
 
-    def test_real_capture_passes_with_the_host_only_warning(self):
-        r = self.assert_warning([self.et, self.dev], "link.host_only")
-        self.assertRegex(r.stdout, r"rank 0: 0 errors, 1 warning; steps (\d+,\d+) in both files; "
+    def test_real_cpu_capture_passes_strict_with_the_host_only_note(self):
+        r = check("--strict", self.et, self.dev)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertTrue(self.lines(r, "info", "link.host_only", 0), r.stdout)
+        self.assertRegex(r.stdout, r"rank 0: ok; steps (\d+,\d+) in both files; "
                                    r"rf_id join (\d+)/\2 \(100.0%\)")
 
     def test_real_capture_in_the_folder_layout(self):
@@ -461,19 +465,28 @@ class Usage(CheckCase):
         self.assertIn("usage: chakrashim check", r.stdout)
         self.assertIn("--strict", r.stdout)
 
-    def test_usage_errors_exit_2(self):
+    def test_usage_errors_exit_2_with_one_line_and_a_pointer_to_help(self):
         for args in ([], ["--bogus", self.root], [os.path.join(self.root, "nope")],
                      ["--step-marker"], ["--jobs", "0", self.root]):
             r = check(*args)
             self.assertEqual(r.returncode, 2, (args, r.stdout, r.stderr))
-            self.assertIn("usage: chakrashim check", r.stderr)
+            self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+            self.assertIn("(see 'chakrashim check --help')", r.stderr)
             self.assertEqual(r.stdout, "")
 
+    def test_a_mistyped_option_gets_a_suggestion(self):
+        r = check("--strcit", self.root)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("unknown option '--strcit' (did you mean --strict?)", r.stderr)
+
     def test_quiet_prints_problems_only(self):
-        r = check("--quiet", self.write([RankCapture(0)]))
+        r = check("--quiet", self.write([RankCapture(0, gpu=True)]))
         self.assertEqual(r.returncode, 0)
+        self.assertEqual(r.stdout, "")
+        os.remove(os.path.join(self.root, "0_chakra", "rank-0.json"))
+        r = check("--quiet", self.root)
         self.assertEqual(len(r.stdout.splitlines()), 1, r.stdout)
-        self.assertIn("warning [link.host_only]", r.stdout)
+        self.assertIn("error [ranks.unpaired]", r.stdout)
 
     def test_no_progress_bar_when_stderr_is_not_a_terminal(self):
         r = check(self.write([RankCapture(0, gpu=True)]))
@@ -496,6 +509,86 @@ class Usage(CheckCase):
         r = check(other)
         self.assertEqual(r.returncode, 1, r.stdout)
         self.assertTrue(self.lines(r, "error", "files.unreadable"))
+
+
+class WrongAnswers(CheckCase):
+    """Issue #23's wrong verdicts; each test fails on the code before the fix."""
+
+    def test_an_empty_folder_is_an_error_that_says_where_it_looked(self):
+        for args in ([self.root], ["--strict", self.root]):
+            r = check(*args)
+            self.assertEqual(r.returncode, 1, r.stdout)
+            self.assertIn("error [files.none] no capture in " + self.root, r.stdout)
+            self.assertIn("JOB_chakra/ or JOB_kineto/", r.stdout)
+
+    def test_a_capture_one_level_down_is_named(self):
+        write_capture(os.path.join(self.root, "exp1"), [RankCapture(0, gpu=True)])
+        r = check(self.root)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("captures one level down: " + os.path.join(self.root, "exp1"), r.stdout)
+
+    def test_explicit_files_of_different_ranks_are_unpaired(self):
+        write_capture(self.root, [RankCapture(0, 2, gpu=True), RankCapture(1, 2, gpu=True)])
+        r = check(os.path.join(self.root, "0_chakra", "rank-0.json"), os.path.join(self.root, "0_kineto", "rank-1.json"))
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertTrue(self.lines(r, "error", "ranks.unpaired", 0), r.stdout)
+        self.assertTrue(self.lines(r, "error", "ranks.unpaired", 1), r.stdout)
+        self.assertNotIn("rank 0: ok", r.stdout)
+        # One kind alone is still fine to check.
+        r = check(os.path.join(self.root, "0_kineto", "rank-1.json"))
+        self.assertEqual(r.returncode, 0, r.stdout)
+
+    def test_two_runs_of_a_one_rank_job_are_two_runs_not_two_ranks(self):
+        write_capture(self.root, [RankCapture(0, gpu=True)])
+        os.rename(os.path.join(self.root, "0_chakra"), os.path.join(self.root, "0_chakra.1"))
+        os.rename(os.path.join(self.root, "0_kineto"), os.path.join(self.root, "0_kineto.1"))
+        write_capture(self.root, [RankCapture(0, gpu=True)])
+        r = check(self.root)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertNotIn("2 ranks", r.stdout)
+        self.assertIn("chakrashim check: 2 runs: 0 (1 rank), 0.1 (1 rank); 0 errors, 0 warnings", r.stdout)
+        one = check(os.path.join(self.root, "0_kineto.1"))
+        self.assertIn("1 rank, 0 errors, 0 warnings (run 0.1)", one.stdout)
+
+    def test_strict_passes_a_cpu_capture_and_fails_a_gpu_one_without_launches(self):
+        r = check("--strict", self.write([RankCapture(0)]))
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertTrue(self.lines(r, "info", "link.host_only", 0), r.stdout)
+        # CUDA was there (a GPU listed, CUPTI ok) but no launch was recorded.
+        cap = RankCapture(0)
+        cap.meta["device_trace"]["cupti"] = "ok"
+        write_capture(self.root, [cap])
+        self.assert_warning([self.root], "link.host_only", text="though the process had CUDA")
+
+
+class ManyRanks(CheckCase):
+    """Issue #21: 512 ranks, a few broken; the verdict fits on a screen."""
+
+    def test_512_ranks_with_a_few_problems_print_under_20_lines_naming_each(self):
+        write_many(self.root, 512)
+        # rank 17: its ET lost a step; rank 300: a leftover .partial;
+        # rank 411: no device trace; rank 500: a damaged device trace.
+        write_capture(self.root, [RankCapture(17, 512, steps=(3, 4, 5), gpu=True)],
+                      et_text={17: RankCapture(17, 512, steps=(3, 4), gpu=True).et_text()})
+        open(os.path.join(self.root, "0_kineto", "rank-300.json.partial"), "w").close()
+        os.remove(os.path.join(self.root, "0_kineto", "rank-411.json"))
+        path = os.path.join(self.root, "0_kineto", "rank-500.json")
+        with open(path) as f:
+            text = f.read()
+        with open(path, "w") as f:
+            f.write(text[: len(text) // 2])
+        r = check(self.root)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        lines = r.stdout.splitlines()
+        self.assertLess(len(lines), 20, r.stdout)
+        self.assertTrue(lines[0].startswith("chakrashim check: 512 ranks, "), lines[0])
+        self.assertIn("508 ranks ok (0-16,18-299,301-410,412-499,501-511): steps 3,4,5 in both files", r.stdout)
+        for rank in (17, 300, 411, 500):
+            self.assertRegex(r.stdout, r"(?m)^rank %d: error \[" % rank)
+        # --verbose: a line per rank, as small captures print.
+        v = check("--verbose", self.root)
+        self.assertGreater(len(v.stdout.splitlines()), 512)
+        self.assertIn("rank 42: ok; steps 3,4,5 in both files", v.stdout)
 
 
 if __name__ == "__main__":

@@ -349,7 +349,8 @@ class Cli(ConvertCase):
                      ["--input", "a", "b"], ["--output"]):
             r = convert(*args)
             self.assertEqual(r.returncode, 2, args)
-            self.assertIn("see chakrashim convert --help", r.stderr)
+            self.assertIn("chakrashim convert --help", r.stderr)
+            self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
 
     def test_a_capture_folder_with_a_rank_missing_its_device_trace_fails(self):
         for rank in (0, 1):

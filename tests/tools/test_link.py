@@ -1,6 +1,6 @@
 """`chakrashim link` as a user runs it.
 
-The golden test links the real pair in ../shared/fixtures/chakra-link/ and
+The golden test links the real pair (docs/trace-format.md, "Golden pair") and
 compares with Chakra's own output (linked.0.json.gz) by rf_id, as that
 folder's README says: the same GPU child nodes with the same parents and
 timestamps, the same set of timed host nodes, the same exclusive durations.
@@ -25,9 +25,9 @@ from decimal import Decimal
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
 import chakra_test as ct  # noqa: E402
 import link_trace_gen  # noqa: E402
-from capture_builder import RankCapture, write_capture  # noqa: E402
+from capture_builder import RankCapture, write_capture, write_many  # noqa: E402
 
-GOLDEN = os.path.join(ct.SOURCE_DIR, "..", "shared", "fixtures", "chakra-link")
+GOLDEN = ct.GOLDEN_DIR
 SEVEN_ATTRS = {"rf_id", "fw_parent", "seq_id", "scope", "tid", "fw_tid", "op_schema"}
 
 
@@ -150,7 +150,7 @@ class Golden(LinkCase):
     @classmethod
     def setUpClass(cls):
         if not os.path.isdir(GOLDEN):
-            raise unittest.SkipTest("no golden pair at %s (../shared/fixtures/chakra-link)" % GOLDEN)
+            raise unittest.SkipTest(ct.golden_missing(GOLDEN))
 
     def setUp(self):
         super().setUp()
@@ -280,7 +280,93 @@ class Options(LinkCase):
                      ["--jobs", "0", "DIR"], ["--rank", "x", "DIR"], ["--output"], ["A", "B"]):
             r = link(*args)
             self.assertEqual(r.returncode, 2, args)
-            self.assertIn("usage: chakrashim link", r.stderr)
+            self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+            self.assertIn("(see 'chakrashim link --help')", r.stderr)
+        self.assertIn("(did you mean --output?)", link("--outptu", "x").stderr)
+
+
+class WrongInputs(LinkCase):
+    """Issue #23, wrong answers 3 and 4: inputs that are not one rank's pair."""
+
+    def setUp(self):
+        super().setUp()
+        write_capture(self.root, [RankCapture(0, 2, gpu=True), RankCapture(1, 2, gpu=True)])
+        self.et = lambda r: os.path.join(self.root, "0_chakra", "rank-%d.json" % r)
+        self.dev = lambda r: os.path.join(self.root, "0_kineto", "rank-%d.json" % r)
+        self.out = os.path.join(self.root, "out.json")
+
+    def assert_refused(self, r, text):
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertEqual(len(r.stdout.splitlines()), 1, r.stdout)
+        self.assertIn(text, r.stdout)
+        self.assertFalse(os.path.exists(self.out))
+
+    def test_swapped_inputs_are_refused(self):
+        self.assert_refused(link("--host", self.dev(0), "--device", self.et(0), "--output", self.out),
+                            "the inputs are swapped")
+        self.assert_refused(link("--host", self.dev(0), "--device", self.dev(0), "--output", self.out),
+                            "is a device trace, not a host ET")
+        self.assert_refused(link("--host", self.et(0), "--device", self.et(0), "--output", self.out),
+                            "is a host ET, not a device trace")
+
+    def test_another_ranks_device_trace_is_refused(self):
+        self.assert_refused(link("--host", self.et(0), "--device", self.dev(1), "--output", self.out),
+                            "not one rank's pair: the ET is rank 0's by its name, the device trace says rank 1")
+
+    def test_another_processs_device_trace_is_refused(self):
+        other = os.path.join(self.root, "other.json")
+        with open(self.dev(0)) as f, open(other, "w") as g:
+            g.write(f.read().replace('"pid": 4242', '"pid": 5151'))
+        self.assert_refused(link("--host", self.et(0), "--device", other, "--output", self.out),
+                            "the ET was written by pid 4242, the device trace by pid 5151")
+
+    def test_the_right_pair_still_links(self):
+        self.assert_linked(link("--host", self.et(1), "--device", self.dev(1), "--output", self.out))
+
+
+class ManyRanks(LinkCase):
+    """Issue #21: a summary at the end, a progress bar on a terminal only."""
+
+    def test_512_ranks_print_a_summary_and_per_rank_lines_with_verbose(self):
+        write_many(self.root, 512)
+        r = link(self.root)
+        self.assert_linked(r)
+        self.assertEqual(r.stdout.splitlines(), [l for l in r.stdout.splitlines() if l.startswith("chakrashim link:")])
+        self.assertRegex(r.stdout, r"^chakrashim link: 512 ranks linked, 0 failed; 3072 GPU ops linked; [0-9.]+ s; "
+                                   r"ET\+ in .*0_linked\n$")
+        self.assertEqual(r.stderr, "")  # piped: no bar
+        v = link("--verbose", self.root)
+        self.assertEqual(len([l for l in v.stdout.splitlines() if l.startswith("rank ")]), 512)
+
+    def test_a_few_ranks_still_print_a_line_each(self):
+        write_many(self.root, 3)
+        r = link(self.root)
+        self.assertEqual(len([l for l in r.stdout.splitlines() if l.startswith("rank ")]), 3, r.stdout)
+        self.assertIn("chakrashim link: 3 ranks linked", r.stdout)
+
+    def test_the_progress_bar_shows_on_a_terminal_only(self):
+        import pty
+        write_many(self.root, 64)
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.execve(ct.CLI, [ct.CLI, "link", self.root], ct.clean_env())
+        out = b""
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        _, status = os.waitpid(pid, 0)
+        self.assertEqual(os.waitstatus_to_exitcode(status), 0, out)
+        text = out.decode()
+        self.assertRegex(text, r"linking \[[#.]{30}\] \d+/64 ranks, [0-9.]+ s, [0-9.]+ ranks/s")
+        self.assertIn("\r\x1b[K", text)  # redrawn in place, erased at the end
+        self.assertIn("chakrashim link: 64 ranks linked", text)
+        piped = link(self.root)
+        self.assertNotIn("ranks/s", piped.stdout + piped.stderr)
 
 
 class Generated(LinkCase):

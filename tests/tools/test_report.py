@@ -10,7 +10,7 @@ integer nanoseconds):
 - a GPU-shaped 2-rank capture written here in chakrashim's format (compute
   and NCCL kernels on separate streams, memcpys, memsets): GPU busy, time
   by kind, comm/compute overlap, the breakdown;
-- the golden real GPU trace (../shared/fixtures/chakra-link/device.0.json.gz);
+- the golden real GPU trace (docs/trace-format.md, "Golden pair");
 - the HTML page: self-contained (no URL, no script), with its SVG charts,
   and rendered once by headless Chromium when `chromium` is installed.
 """
@@ -29,9 +29,9 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
 import chakra_test as ct  # noqa: E402
-from capture_builder import RankCapture, Span, write_capture  # noqa: E402
+from capture_builder import RankCapture, Span, write_capture, write_many  # noqa: E402
 
-GOLDEN = os.path.join(ct.SOURCE_DIR, "..", "shared", "fixtures", "chakra-link", "device.0.json.gz")
+GOLDEN = os.path.join(ct.GOLDEN_DIR, "device.0.json.gz")
 JOB = os.path.join(ct.SOURCE_DIR, "tests", "e2e", "jobs", "ddp_gloo.py")
 HOST_CATS = ("cpu_op", "user_annotation", "cuda_runtime", "cuda_driver")
 GPU_KINDS = {"kernel", "gpu_memcpy", "gpu_memset"}
@@ -379,7 +379,7 @@ class GpuShapedCapture(ReportCase):
 
     def test_golden_real_gpu_trace(self):
         if not os.path.exists(GOLDEN):
-            self.skipTest(f"the golden fixture is not beside this checkout: {GOLDEN}")
+            self.skipTest(ct.golden_missing(GOLDEN))
         doc = report_json(GOLDEN)
         rank_doc = doc["groups"][0]["ranks"][0]
         ref = Reference(GOLDEN)
@@ -398,6 +398,10 @@ class CommandLine(ReportCase):
             self.assertIn(opt, r.stdout)
         self.assertEqual(report().returncode, 2)
         self.assertEqual(report("--bogus", "x").returncode, 2)
+        bad = report("--tpo", "3", "x")
+        self.assertEqual(bad.returncode, 2)
+        self.assertEqual(bad.stderr, "chakrashim report: unknown option '--tpo' (did you mean --top?) "
+                                     "(see 'chakrashim report --help')\n")
         self.assertEqual(report("--top", "0", "x").returncode, 2)
         self.assertEqual(report("/no/such/folder").returncode, 2)
 
@@ -413,6 +417,232 @@ class CommandLine(ReportCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("rank 1  0_kineto/rank-1.json\n  cannot report: the file ends early", r.stdout)
         self.assertRegex(r.stdout, r"(?m)^rank 0 .*\n  steps 3,4: mean")
+
+
+class WrongAnswers(ReportCase):
+    """Issue #23's wrong answers 6, 9 and 10, and step 0 (README item 8)."""
+
+    def setUp(self):
+        super().setUp()
+        self.root = ct.temp_dir(self)
+
+    def test_a_step_the_timeline_cannot_show_is_a_usage_error(self):
+        write_capture(self.root, [RankCapture(0, gpu=True)])
+        html = os.path.join(self.root, "r.html")
+        r = report(self.root, "--html", html, "--timeline-step", "99")
+        self.assertEqual(r.returncode, 2, r.stdout)
+        self.assertIn("--timeline-step 99: rank 0 has no such step (its steps: 3,4)", r.stderr)
+        self.assertEqual(report(self.root, "--html", html, "--timeline-step", "4").returncode, 0)
+
+    def test_two_runs_of_a_one_rank_job_are_two_runs(self):
+        write_capture(self.root, [RankCapture(0, gpu=True)])
+        os.rename(os.path.join(self.root, "0_kineto"), os.path.join(self.root, "0_kineto.1"))
+        os.rename(os.path.join(self.root, "0_chakra"), os.path.join(self.root, "0_chakra.1"))
+        write_capture(self.root, [RankCapture(0, gpu=True)])
+        html = os.path.join(self.root, "r.html")
+        r = report(self.root, "--html", html)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("2 ranks", r.stdout)
+        self.assertIn("chakrashim report: 2 runs: 0 (1 rank), 0.1 (1 rank)", r.stdout)
+        self.assertIn("rank 0 (0.1)", r.stdout)
+        with open(html) as f:
+            page = f.read()
+        self.assertTrue("0 (job 0, 1 rank), 0.1 (job 0, 1 rank)" in page)
+        one = report(os.path.join(self.root, "0_kineto.1"))
+        self.assertIn("chakrashim report: 1 rank (run 0.1)", one.stdout)
+
+    def test_the_share_of_the_step_counts_the_stepping_thread_only(self):
+        cap = RankCapture(0, gpu=True)
+        # gloo's collective runs on a worker thread, 0.8 ms of each 0.9 ms step.
+        for i in range(2):
+            t0 = 1_000_000 + i * 1_000_000
+            cap.spans.append(Span("cpu_op", "gloo:all_reduce", t0 + 50_000, t0 + 850_000, rf_id=900 + i,
+                                  ext=900 + i, tid=9999))
+        write_capture(self.root, [cap])
+        r = report(self.root)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        line = next(l for l in r.stdout.splitlines() if l.endswith("gloo:all_reduce"))
+        # self ms, step share, calls: the share is '-', not 88.9% of the step.
+        self.assertEqual(line.split()[:3], ["1.600", "-", "2"], line)
+        self.assertIn("step share: self time on the stepping thread", r.stdout)
+        addmm = next(l for l in r.stdout.splitlines() if l.endswith("aten::addmm"))
+        self.assertEqual(addmm.split()[1], "25.0%", addmm)  # 0.45 ms of 1.8 ms
+
+    def test_step_zero_is_marked_and_left_out_of_the_mean(self):
+        write_capture(self.root, [RankCapture(0, steps=(0, 1, 2), gpu=True, slow={0: 50_000_000})])
+        html = os.path.join(self.root, "r.html")
+        r = report(self.root, "--html", html)
+        self.assertIn("(step 0: the job's setup; left out of mean/min/max)", r.stdout)
+        self.assertRegex(r.stdout, r"(?m)^  steps 0,1,2: mean 0.900 ms, min 0.900, max 0.900$")
+        with open(html) as f:
+            self.assertTrue("step 0 (setup)" in f.read())
+
+
+class Page(ReportCase):
+    """Issue #23's HTML items: what capture it is, partial steps, legends, share."""
+
+    def page(self, caps):
+        root = ct.temp_dir(self)
+        write_capture(root, caps)
+        html = os.path.join(root, "r.html")
+        r = report(root, "--html", html)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(html) as f:
+            return root, f.read()
+
+    def test_the_page_says_what_capture_it_shows(self):
+        root, page = self.page([RankCapture(0, 2, gpu=True), RankCapture(1, 2, gpu=True)])
+        for fact in ("<th>folder</th><td class=\"name\">" + root, "<th>run</th><td class=\"name\">0 (job 0, 2 ranks)",
+                     "<th>steps</th><td class=\"name\">3, 4", "<th>torch</th><td class=\"name\">2.13.0",
+                     "<th>captured</th><td class=\"name\">2024-03-18 00:00 UTC"):
+            self.assertTrue(fact in page, fact)
+
+    def test_partial_steps_are_marked_in_the_chart(self):
+        cap = RankCapture(0, gpu=True)
+        cap.meta["steps"]["partial_last_step"] = 4
+        _, page = self.page([cap])
+        for text in ("step 4: 0.900 ms (partial step)", 'stroke-dasharray="3 2"', "faint dashed bars: partial step"):
+            self.assertTrue(text in page, text)
+
+    def test_the_timeline_has_a_legend_and_no_gpu_colours_on_cpu(self):
+        _, cpu = self.page([RankCapture(0)])
+        self.assertTrue("host op, depth 0" in cpu)
+        self.assertFalse("GPU streams show" in cpu)
+        self.assertFalse("GPU compute" in cpu)
+        _, gpu = self.page([gpu_capture(0), gpu_capture(1)])
+        self.assertTrue("GPU streams show compute (green)" in gpu)
+        self.assertTrue("GPU compute" in gpu)
+
+    def test_the_ops_tables_have_the_share_column(self):
+        _, page = self.page([RankCapture(0, gpu=True)])
+        self.assertTrue("<th>step share</th>" in page)
+        self.assertTrue("<td>25.0%</td>" in page)
+
+
+def slow_capture(root):
+    """512 ranks, three made slow (rank 5 in every step, 130 and 301 in one)
+    and one broken (rank 77 lost step 5)."""
+    write_many(root, 512, slow={5: {3: 900_000, 4: 900_000, 5: 900_000}, 130: {4: 600_000}, 301: {5: 2_000_000}})
+    write_capture(root, [RankCapture(77, 512, steps=(3, 4), gpu=True)])
+    return (5, 130, 301)
+
+
+class ManyRanks(ReportCase):
+    """Issue #21: at 512 ranks the report leads with a summary."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.root = tempfile.mkdtemp(prefix="chakra-512-")
+        cls.slow = slow_capture(cls.root)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.root, ignore_errors=True)
+
+    def test_the_text_summary_fits_a_screen_and_names_exactly_the_slow_ranks(self):
+        r = report(self.root)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertLessEqual(len(lines), 60, r.stdout)
+        block = r.stdout[r.stdout.index("slowest ranks:"):r.stdout.index("ranks that differ")]
+        named = [int(l.split()[0]) for l in block.splitlines() if re.match(r"^  \d+ ", l)]
+        self.assertEqual(sorted(named), sorted(self.slow), r.stdout)
+        self.assertEqual(named[0], 301)  # the worst first: +222%
+        self.assertIn("3 ranks took more than 10% over a step's median", block)
+        self.assertIn("why: time outside ops +2.000 ms", block)
+        self.assertRegex(r.stdout, r"(?m)^  3 +512 +0.900 +0.900 +0.900 +1.800 +100.0%$")
+        self.assertIn("rank 77: steps 3,4 (most ranks: 3,4,5)", r.stdout)
+        self.assertIn("(a block per rank: --ranks LIST or --all)", r.stdout)
+        self.assertIn("chakrashim report: 512 ranks (run 0)", r.stdout)
+
+    def test_ranks_and_all_give_the_blocks(self):
+        r = report(self.root, "--ranks", "5,130")
+        self.assertEqual(re.findall(r"(?m)^rank (\d+)  ", r.stdout), ["5", "130"])
+        a = report(self.root, "--all")
+        self.assertEqual(len(re.findall(r"(?m)^rank \d+  ", a.stdout)), 512)
+        self.assertEqual(report(self.root, "--ranks", "x").returncode, 2)
+
+    def test_the_page_is_small_and_leads_with_the_heatmap(self):
+        html = os.path.join(self.root, "r.html")
+        self.assertEqual(report(self.root, "--html", html).returncode, 0)
+        size = os.path.getsize(html)
+        self.assertLess(size, 2_000_000)
+        with open(html) as f:
+            page = f.read()
+        self.assertLess(page.index("Step time, rank by step"), page.index("Every rank (512)"))
+        self.assertTrue("<details><summary>Every rank (512)</summary>" in page)
+        for rank, step in ((5, 3), (130, 4), (301, 5)):
+            self.assertRegex(page, r'fill="#b30000"><title>rank %d, step %d: ' % (rank, step))
+        self.assertEqual(page.count('fill="#b30000"><title>rank '), 5)  # rank 5 in 3 steps, 130, 301
+
+
+def png_pixels(path):
+    """(width, height, rows of RGB tuples) of an 8-bit RGB/RGBA PNG."""
+    import struct
+    import zlib
+    with open(path, "rb") as f:
+        data = f.read()
+    pos, idat, width = 8, b"", 0
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            width, height, depth, color = struct.unpack(">IIBB", body[:10])
+            assert depth == 8 and color in (2, 6), (depth, color)
+            bpp = 3 if color == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    raw, rows, prev = zlib.decompress(idat), [], bytearray(width * bpp)
+    stride = width * bpp
+    for y in range(height):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append([tuple(line[x * bpp:x * bpp + 3]) for x in range(width)])
+        prev = line
+    return width, height, rows
+
+
+@unittest.skipUnless(shutil.which("chromium"), "Debian's chromium is not installed")
+class RenderedHeatmap(ReportCase):
+    def test_chromium_draws_the_slow_ranks_as_dark_columns(self):
+        root = ct.temp_dir(self)
+        slow = slow_capture(root)
+        html, png = os.path.join(root, "r.html"), os.path.join(root, "r.png")
+        self.assertEqual(report(root, "--html", html).returncode, 0)
+        r = ct.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                    "--force-device-scale-factor=1", "--screenshot=" + png, "--window-size=1400,700",
+                    "file://" + html], env=ct.clean_env(), timeout=120)
+        self.assertTrue(os.path.exists(png), r.stdout + r.stderr)
+        width, height, rows = png_pixels(png)
+        dark = sorted({x for row in rows for x, px in enumerate(row) if px == (0xb3, 0x00, 0x00)})
+        # Columns of dark pixels, grouped where they touch: one per slow rank
+        # (the legend's swatch is one more, at the far left below the map).
+        groups = []
+        for x in dark:
+            if groups and x - groups[-1][-1] <= 1:
+                groups[-1].append(x)
+            else:
+                groups.append([x])
+        cells = [g for g in groups if len(g) <= 3]
+        self.assertEqual(len(cells), len(slow), groups)
+        # In rank order, left to right, at the ranks' places on the axis.
+        centers = [sum(g) / len(g) for g in cells]
+        self.assertEqual(centers, sorted(centers))
+        span = (centers[-1] - centers[0]) / (slow[-1] - slow[0])
+        self.assertAlmostEqual((centers[1] - centers[0]) / span, slow[1] - slow[0], delta=3)
 
 
 @unittest.skipUnless(shutil.which("chromium"), "Debian's chromium is not installed")

@@ -1,5 +1,5 @@
 // Unit tests for parse_config (config/config.h) against the variable table
-// (config/config_vars.h) and DESIGN.md section 3.
+// (config/config_vars.h) and docs/design.md section 3.
 #include "config/config.h"
 
 #include <gtest/gtest.h>
@@ -157,6 +157,15 @@ TEST(ConfigVarsTable, EveryVariableHasATestCaseHere) {
 }
 
 // ---- every variable: a good value and bad values ------------------------------
+
+TEST(ParseConfig, StartStepZeroIsAcceptedWithAWarning) {
+  const auto r = parse_config(with(enabled_env(), "CHAKRA_START_STEP", "0"));
+  EXPECT_TRUE(r.errors.empty()) << joined(r.errors);
+  ASSERT_TRUE(r.config);
+  EXPECT_EQ(r.config->start_step, 0u);
+  EXPECT_TRUE(contains(joined(r.warnings), "CHAKRA_START_STEP=0 captures step 0")) << joined(r.warnings);
+  EXPECT_TRUE(parse_config(with(enabled_env(), "CHAKRA_START_STEP", "1")).warnings.empty());
+}
 
 TEST(ParseConfig, AcceptsAGoodValueForEveryVariable) {
   for (const auto& c : var_cases()) {

@@ -1,6 +1,6 @@
 // Unit tests for the rule table (tools/check/format_rules.h): it is indexed
 // by RuleId, names are unique, and errors and warnings are exactly
-// TRACE_FORMAT.md's two lists.
+// docs/trace-format.md's check table.
 #include "check/format_rules.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Unit tests for resolve_identity (target/identity.h) against DESIGN.md
+// Unit tests for resolve_identity (target/identity.h) against docs/design.md
 // section 4.1: rank precedence, world size by family, job id.
 #include "target/identity.h"
 

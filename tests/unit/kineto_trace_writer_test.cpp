@@ -1,5 +1,5 @@
 // Unit tests for the device-trace writer (writers/kineto_trace_writer.h)
-// against TRACE_FORMAT.md: top-level key order, HTA's rank regex, event
+// against docs/trace-format.md: top-level key order, HTA's rank regex, event
 // fields and times, and our `chakrashim` metadata object.
 #include "writers/kineto_trace_writer.h"
 

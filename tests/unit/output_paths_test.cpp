@@ -1,4 +1,4 @@
-// Unit tests for output naming (files/output_paths.h) against DESIGN.md
+// Unit tests for output naming (files/output_paths.h) against docs/design.md
 // section 1: NeMo's JOB_chakra/ and JOB_kineto/ folders, new sibling folders
 // .1, .2, ... for a later run, and the .partial name of a file being written.
 #include "files/output_paths.h"

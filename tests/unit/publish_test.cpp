@@ -1,4 +1,4 @@
-// Unit tests for atomic publishing (files/publish.h, DESIGN.md section 4.6):
+// Unit tests for atomic publishing (files/publish.h, docs/design.md section 4.6):
 // a file is complete and valid under its final name, or it is not there, and
 // no .partial is left behind. Every test works on real files in its own
 // temporary folder.

@@ -88,6 +88,27 @@ TEST(DeviceRules, HostOnlyTraceWarnsAndMetadataWarningsFollowTheMetadata) {
   EXPECT_FALSE(has(out, RuleId::device_no_metadata));
 }
 
+TEST(DeviceRules, HostOnlyIsANoteWithoutCudaAndAWarningWithIt) {
+  const auto severity = [](const std::optional<CaptureMeta>& meta, std::uint64_t devices) {
+    auto d = parsed_device();
+    d.summary.devices = devices;
+    RankFigures fig;
+    std::vector<Finding> out;
+    device_rules(d.input(), meta, fig, out);
+    for (const auto& f : out)
+      if (f.rule == RuleId::link_host_only) return severity_of(f);
+    ADD_FAILURE() << "no link.host_only";
+    return Severity::error;
+  };
+  CaptureMeta cpu, gpu;
+  cpu.cupti = "absent";
+  gpu.cupti = "ok";
+  EXPECT_EQ(severity(cpu, 0), Severity::info);
+  EXPECT_EQ(severity(std::nullopt, 0), Severity::info);
+  EXPECT_EQ(severity(gpu, 0), Severity::warning);
+  EXPECT_EQ(severity(std::nullopt, 1), Severity::warning);  // a GPU in deviceProperties
+}
+
 TEST(DeviceRules, ACutOffTraceStopsAtTheJsonError) {
   auto d = parsed_device();
   d.summary.parse = {false, true, "unexpected end of input"};

@@ -98,6 +98,15 @@ TEST(Summarize, GivesMeanMinAndMaxOfTheCompleteSteps) {
   EXPECT_EQ(s.max_ns, 5'000'000);
 }
 
+TEST(Summarize, LeavesStepZeroTheSetupStepOut) {
+  // CHAKRA_START_STEP=0: step 0 holds the job's setup, 1.9 s against 40 ms.
+  const StepSummary s = summarize({{0, 0, 1'900'000'000}, {1, 0, 40'000'000}, {2, 0, 42'000'000}});
+  EXPECT_EQ(s.count, 2u);
+  EXPECT_EQ(s.mean_ns, 41'000'000);
+  EXPECT_EQ(s.max_ns, 42'000'000);
+  EXPECT_EQ(summarize({{0, 0, 9}}).mean_ns, 9);  // nothing else: kept
+}
+
 TEST(Summarize, UsesPartialStepsWhenThereIsNothingElse) {
   const StepSummary s = summarize({{6, 0, 7, 0, 0, true}});
   EXPECT_EQ(s.count, 1u);

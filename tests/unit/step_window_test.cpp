@@ -1,5 +1,5 @@
 // Unit tests for the step window state machine (window/step_window.h)
-// against DESIGN.md section 3 ("Window and schedule", "Global step").
+// against docs/design.md section 3 ("Counting steps", "The window").
 #include "window/step_window.h"
 
 #include <gtest/gtest.h>

@@ -31,6 +31,14 @@ std::optional<CaptureMeta> group_meta(const std::vector<RankReport>& reports, co
 }
 
 void unpaired_rules(const CaptureGroup& group, const std::string& root, std::vector<RankReport>& reports) {
+  const bool loose = group.label.empty();
+  if (loose) {
+    // Loose files: one kind alone is a fine thing to check (an ET by
+    // itself); both kinds given means pairs were meant.
+    const bool hosts = std::any_of(group.ranks.begin(), group.ranks.end(), [](const RankFiles& f) { return f.host_path.has_value(); });
+    const bool devices = std::any_of(group.ranks.begin(), group.ranks.end(), [](const RankFiles& f) { return f.device_path.has_value(); });
+    if (!hosts || !devices) return;
+  }
   for (const auto& files : group.ranks) {
     if (files.host_path && files.device_path) continue;
     RankReport& report = report_for(reports, group.label, files.rank);
@@ -38,10 +46,12 @@ void unpaired_rules(const CaptureGroup& group, const std::string& root, std::vec
       // CHAKRA_HOST_TRACE=0 writes no ET on purpose, and says so.
       if (report.meta && report.meta->host_trace && *report.meta->host_trace != "on") continue;
       report.findings.push_back({RuleId::ranks_unpaired, display_path(*files.device_path, root) +
-                                                             " has no ET beside it in the _chakra folder"});
+                                                             (loose ? " has no ET of the same rank among the files given"
+                                                                    : " has no ET beside it in the _chakra folder")});
     } else {
       report.findings.push_back({RuleId::ranks_unpaired, display_path(*files.host_path, root) +
-                                                             " has no device trace beside it in the _kineto folder"});
+                                                             (loose ? " has no device trace of the same rank among the files given"
+                                                                    : " has no device trace beside it in the _kineto folder")});
     }
   }
 }
@@ -99,10 +109,8 @@ void capture_rules(const CaptureGroup& group, const std::string& display_root,
         .findings.push_back({RuleId::files_unreadable, display_path(path, display_root) +
                                                            " is neither an ET nor a device trace"});
   }
-  if (!group.label.empty()) {
-    unpaired_rules(group, display_root, reports);
-    missing_rank_rules(group, reports);
-  }
+  unpaired_rules(group, display_root, reports);
+  if (!group.label.empty()) missing_rank_rules(group, reports);
   std::stable_sort(reports.begin(), reports.end(), [](const RankReport& a, const RankReport& b) {
     if (a.group != b.group) return a.group < b.group;
     if (a.rank.has_value() != b.rank.has_value()) return a.rank.has_value();  // capture-wide last

@@ -4,10 +4,12 @@
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "check/check_runner.h"
 #include "check/render.h"
 #include "common/rank_pool.h"
+#include "common/usage.h"
 
 namespace chakrashim::tools::check {
 
@@ -17,7 +19,7 @@ constexpr const char* kUsage =
     "usage: chakrashim check [options] DIR\n"
     "       chakrashim check [options] FILE...\n"
     "\n"
-    "Checks a capture against what Chakra and HTA need (TRACE_FORMAT.md), per rank:\n"
+    "Checks a capture against what Chakra and HTA need (docs/trace-format.md), per rank:\n"
     "the ET (valid, finalized, schema, attrs), the device trace (valid, rank for HTA,\n"
     "ProfilerStep#N, Record function ids, GPU ids and streams, equal child spans), the\n"
     "steps and rf_id join between the two, and the folder (.partial leftovers, ranks\n"
@@ -25,12 +27,16 @@ constexpr const char* kUsage =
     "one of those folders; FILEs are ETs and device traces, plain or .gz.\n"
     "\n"
     "One line per problem: 'rank R: error|warning [rule] what: fix', then a summary\n"
-    "line per rank.\n"
+    "line per rank. Above 8 ranks the totals come first, ranks with the same clean\n"
+    "verdict share one line ('510 ranks ok (0-509): steps 3,4 in both files; ...'),\n"
+    "each rank with an error or warning gets its own lines, and a rule that hits\n"
+    "many ranks gets one line naming them all. docs/check.md lists every rule.\n"
     "\n"
     "options:\n"
     "  --json               print one JSON document instead of lines\n"
     "  --strict             warnings fail too\n"
     "  --quiet              print errors and warnings only\n"
+    "  --verbose            one summary line per rank, however many ranks\n"
     "  --step-marker TEXT   name prefix of the step-ending record (default Optimizer.step#)\n"
     "  --jobs N             ranks checked at once (default: the number of cores)\n"
     "  -h, --help           this text\n"
@@ -38,10 +44,10 @@ constexpr const char* kUsage =
     "exit status: 0 clean or warnings only, 1 errors (or warnings with --strict),\n"
     "2 usage errors.\n";
 
-int usage_error(const std::string& why) {
-  std::fprintf(stderr, "chakrashim check: %s\n%s", why.c_str(), kUsage);
-  return 2;
-}
+int usage_error(const std::string& why) { return tools::usage_error("check", why); }
+
+const std::vector<std::string_view> kOptions = {"--json", "--strict", "--quiet", "--verbose", "--step-marker",
+                                                "--jobs", "--help"};
 
 }  // namespace
 
@@ -49,7 +55,8 @@ int run_check_command(int argc, char** argv) {
   RunRequest request;
   request.threads = default_threads();
   request.progress = true;
-  bool json = false, strict = false, quiet = false, options_done = false;
+  bool json = false, options_done = false;
+  TextOptions text;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (options_done || arg.empty() || arg[0] != '-' || arg == "-") {
@@ -62,9 +69,11 @@ int run_check_command(int argc, char** argv) {
     } else if (arg == "--json") {
       json = true;
     } else if (arg == "--strict") {
-      strict = true;
+      text.strict = true;
     } else if (arg == "--quiet" || arg == "-q") {
-      quiet = true;
+      text.quiet = true;
+    } else if (arg == "--verbose" || arg == "-v") {
+      text.verbose = true;
     } else if (arg == "--step-marker" || arg == "--jobs") {
       if (i + 1 >= argc || argv[i + 1][0] == '\0') return usage_error(std::string(arg) + " needs a value");
       const std::string value = argv[++i];
@@ -78,17 +87,17 @@ int run_check_command(int argc, char** argv) {
         request.threads = n;
       }
     } else {
-      return usage_error("unknown option '" + std::string(arg) + "'");
+      return usage_error(unknown_option(arg, kOptions));
     }
   }
   if (request.paths.empty()) return usage_error("give a folder or trace files");
   const RunResult result = run_check(request);
   if (!result.usage_error.empty()) return usage_error(result.usage_error);
-  const int status = exit_status(count_findings(result.reports), strict);
+  const int status = exit_status(count_findings(result.reports), text.strict);
   if (json) {
-    std::printf("%s\n", render_json(result.reports, strict).dump(2).c_str());
+    std::printf("%s\n", render_json(result.reports, text.strict).dump(2).c_str());
   } else {
-    std::fputs(render_text(result.reports, quiet, strict).c_str(), stdout);
+    std::fputs(render_text(result.reports, text).c_str(), stdout);
   }
   return status;
 }

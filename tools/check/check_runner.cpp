@@ -1,5 +1,6 @@
 #include "check/check_runner.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
 
@@ -91,6 +92,18 @@ RunResult run_check(const RunRequest& request) {
     result.reports[i] = check_rank(jobs[i].group->label, *jobs[i].files, options, progress.counter());
   });
   for (const auto& g : scan.groups) capture_rules(g, options.display_root, result.reports);
+  // Nothing to check is no pass: a CI gate must not go green on a job that
+  // wrote nothing.
+  const bool any_files = std::any_of(scan.groups.begin(), scan.groups.end(), [](const CaptureGroup& g) {
+    return !g.ranks.empty() || !g.partials.empty() || (g.label.empty() && !g.unknown.empty());
+  });
+  if (!any_files) {
+    RankReport none;
+    none.findings.push_back({RuleId::files_none, request.paths.size() == 1 && fs::is_directory(request.paths[0])
+                                                     ? nothing_found(request.paths[0])
+                                                     : std::string("no trace file among the paths given")});
+    result.reports.push_back(std::move(none));
+  }
   return result;
 }
 

@@ -124,7 +124,18 @@ void device_rules(const DeviceInput& in, const std::optional<CaptureMeta>& meta,
     out.push_back({RuleId::span_equal, in.path + ": " + count_of(f.equal_spans, "child") +
                                            " with exactly its parent's start and end, e.g. " + f.equal_span_example});
   }
-  if (figures.host_only) out.push_back({RuleId::link_host_only, in.path + " has no cuda_runtime event (host-only)"});
+  // A CPU-only process has no CUDA calls to record: that is a note, so that
+  // --strict passes CPU captures. Where CUDA was there, no launch recorded
+  // is worth a warning.
+  figures.had_cuda = sum.devices > 0 || (meta && meta->cupti && *meta->cupti != "absent" && *meta->cupti != "disabled");
+  if (figures.host_only) {
+    if (figures.had_cuda) {
+      out.push_back({RuleId::link_host_only, in.path + " has no cuda_runtime event though the process had CUDA"});
+    } else {
+      out.push_back({RuleId::link_host_only, in.path + " has no cuda_runtime event (no CUDA in the process: a CPU capture)",
+                     Severity::info});
+    }
+  }
   meta_rules(in, meta, out);
 }
 

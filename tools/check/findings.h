@@ -14,13 +14,19 @@ namespace chakrashim::tools::check {
 struct Finding {
   RuleId rule;
   std::string detail;  // what was found, with file and example; no fix
+  // Set where the same rule weighs differently in context: link.host_only
+  // is a note for a process that had no CUDA, a warning for one that had.
+  std::optional<Severity> severity = std::nullopt;
 };
+
+inline Severity severity_of(const Finding& f) { return f.severity ? *f.severity : rule(f.rule).severity; }
 
 struct RankFigures {
   std::optional<std::string> et_schema;
   std::uint64_t et_nodes = 0, et_op_nodes = 0;
   std::uint64_t events = 0, gpu_ops = 0;
   bool host_only = false;
+  bool had_cuda = false;  // deviceProperties lists a GPU, or CUPTI was there
   std::optional<std::vector<std::uint64_t>> steps_et, steps_device;
   std::optional<std::uint64_t> join_matched, join_total;  // rf_id join coverage
 };
@@ -31,6 +37,7 @@ struct CaptureMeta {
   std::optional<std::uint64_t> world_size;
   std::optional<std::string> ranks_filter;
   std::optional<std::string> host_trace;  // "on", "off", or why it was skipped
+  std::optional<std::string> cupti;       // "ok", "absent" (no CUDA), "disabled", ...
   std::optional<std::uint64_t> partial_last_step;
   std::vector<std::uint64_t> captured;
   bool cut_short = false;

@@ -10,7 +10,7 @@ constexpr auto I = Severity::info;
 }  // namespace
 
 // Order follows RuleId; a unit test checks that every entry sits at its own
-// index and that the severities match TRACE_FORMAT.md's two lists.
+// index and that the severities match docs/trace-format.md's check table.
 const std::array<Rule, kRuleCount> kRules = {{
     {et_json, "et.json", E, "the host ET is valid JSON",
      "regenerate it from the job; Chakra cannot read a damaged ET"},

@@ -1,5 +1,5 @@
-// TRACE_FORMAT.md as data: every rule `chakrashim check` applies, with its
-// severity (errors and warnings exactly as TRACE_FORMAT.md divides them), a
+// docs/trace-format.md as data: every rule `chakrashim check` applies, with
+// its severity (as that page's check table divides errors and warnings), a
 // one-line description and the fix printed after each finding.
 #pragma once
 

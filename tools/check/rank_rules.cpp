@@ -85,6 +85,7 @@ std::optional<CaptureMeta> parse_meta(const json& object) {
   meta.host_trace = string_at(object, s::kMetaHostTrace);
   const json& device = object_at(object, s::kMetaDeviceTrace);
   meta.dropped_records = u64_at(device, s::kMetaDroppedRecords).value_or(0);
+  meta.cupti = string_at(device, s::kMetaCupti);
   if (const auto it = device.find(s::kMetaTruncatedAt); it != device.end()) meta.truncated = !it->is_null();
   return meta;
 }

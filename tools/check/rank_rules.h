@@ -1,4 +1,4 @@
-// The per-rank rules of TRACE_FORMAT.md, pure: what the readers and facts
+// The per-rank rules of docs/trace-format.md, pure: what the readers and facts
 // found in: findings out. One function per file and one for the pair.
 #pragma once
 

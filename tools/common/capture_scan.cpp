@@ -161,6 +161,35 @@ ScanResult scan_directory(const std::string& dir) {
   return result;
 }
 
+std::vector<std::string> capture_roots_below(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (!entry.is_directory(ec)) continue;
+    std::error_code inner;
+    for (const auto& sub : fs::directory_iterator(entry.path(), inner)) {
+      if (sub.is_directory(inner) && parse_folder_name(sub.path().filename().string())) {
+        out.push_back(entry.path().string());
+        break;
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string nothing_found(const std::string& dir) {
+  const auto below = capture_roots_below(dir);
+  if (below.empty()) {
+    return "no capture in " + dir +
+           ": no JOB_chakra/ or JOB_kineto/ folder and no trace file in it, nor one level down";
+  }
+  std::string list;
+  for (std::size_t i = 0; i < below.size() && i < 5; ++i) list += (i ? ", " : "") + below[i];
+  if (below.size() > 5) list += " and " + std::to_string(below.size() - 5) + " more";
+  return "no capture in " + dir + " itself; captures one level down: " + list + " (give one of them)";
+}
+
 ScanResult group_files(const std::vector<std::string>& paths) {
   ScanResult result;
   CaptureGroup group;

@@ -1,4 +1,4 @@
-// Finds the per-rank file pairs of a capture (DESIGN.md section 1):
+// Finds the per-rank file pairs of a capture (docs/design.md section 1):
 //   ROOT/JOB_chakra[.i]/rank-R.json        the host ET
 //   ROOT/JOB_kineto[.i]/rank-R.json[.gz]   the device trace
 // and the .partial files a writer left behind. The argument may be ROOT, one

@@ -77,7 +77,9 @@ bool EtSax::string(string_t& v) {
 }
 
 bool EtSax::integer(std::optional<std::uint64_t> v) {
-  if (frame() == Frame::node) {
+  if (frame() == Frame::top && key_ == names::kEtPid) {
+    summary_.pid = v;
+  } else if (frame() == Frame::node) {
     if (key_ == names::kEtId) node_.id = v;
     else if (key_ == names::kEtCtrlDeps) node_.parent = v;
   } else if (frame() == Frame::attr && key_ == names::kEtAttrValue) {

@@ -31,6 +31,7 @@ struct EtSummary {
   ParseOutcome parse;
   std::vector<std::string> top_keys;  // in file order
   std::optional<std::string> schema;
+  std::optional<std::uint64_t> pid;  // the process that wrote it
   std::uint64_t nodes = 0;
 };
 

@@ -1,5 +1,5 @@
 // HTA's rank lookup, replayed on raw bytes: HTA takes the first match of the
-// regex "rank":\s+(\d+) in the file's text (TRACE_FORMAT.md). A compact
+// regex "rank":\s+(\d+) in the file's text (docs/trace-format.md). A compact
 // "rank":0 does not match, so HTA then reads rank 0 for every file, silently.
 // The scan is fed chunk by chunk, so it runs in the same pass as the parser.
 //   feed("{\"distributedInfo\": {\"rank\": 3, ...") -> rank() == 3

@@ -44,4 +44,52 @@ void Progress::draw() {
   std::fflush(stderr);
 }
 
+std::string rank_progress_text(const char* verb, std::size_t done, std::size_t total, double elapsed_s, int width) {
+  std::string bar;
+  if (width > 0) {
+    const int filled = total == 0 ? width : static_cast<int>(static_cast<std::size_t>(width) * std::min(done, total) / total);
+    bar = " [" + std::string(static_cast<std::size_t>(filled), '#') + std::string(static_cast<std::size_t>(width - filled), '.') + "]";
+  }
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%s%s %zu/%zu ranks, %.1f s, %.1f ranks/s", verb, bar.c_str(), done, total, elapsed_s,
+                elapsed_s > 0 ? static_cast<double>(done) / elapsed_s : 0.0);
+  return buf;
+}
+
+RankProgress::Mode RankProgress::mode_for_stderr() { return isatty(STDERR_FILENO) == 1 ? Mode::bar : Mode::lines; }
+
+RankProgress::RankProgress(std::size_t total, Mode mode, const char* verb) : total_(total), mode_(mode), verb_(verb) {
+  if (mode_ == Mode::none || total_ == 0) return;
+  thread_ = std::thread([this] {
+    const auto start = std::chrono::steady_clock::now();
+    const auto elapsed = [start] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    // A bar is drawn at once and kept fresh; plain lines only for long runs.
+    const auto period = mode_ == Mode::bar ? std::chrono::milliseconds(200) : std::chrono::seconds(kPlainEverySeconds);
+    std::unique_lock lock(mutex_);
+    if (mode_ == Mode::bar) draw(0);
+    while (!wake_.wait_for(lock, period, [this] { return stop_; })) draw(elapsed());
+  });
+}
+
+RankProgress::~RankProgress() {
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+  if (mode_ == Mode::bar) std::fputs("\r\033[K", stderr);
+}
+
+void RankProgress::draw(double elapsed_s) {
+  const std::string text = rank_progress_text(verb_, done_.load(std::memory_order_relaxed), total_, elapsed_s,
+                                              mode_ == Mode::bar ? 30 : 0);
+  if (mode_ == Mode::bar) std::fprintf(stderr, "\r\033[K%s", text.c_str());
+  else std::fprintf(stderr, "%s\n", text.c_str());
+  std::fflush(stderr);
+}
+
 }  // namespace chakrashim::tools

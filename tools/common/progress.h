@@ -5,7 +5,9 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
+#include <string>
 #include <mutex>
 #include <thread>
 
@@ -38,5 +40,39 @@ class Progress {
   bool stop_ = false;
   std::thread thread_;
 };
+
+// Progress over a count of ranks, for `link`: on a terminal, a bar on stderr
+// (ranks done / total, elapsed, rate), redrawn in place and erased at the
+// end; elsewhere, for runs long enough to wonder about, a plain line every
+// kPlainEvery, which logs keep readably. Nothing when disabled.
+class RankProgress {
+ public:
+  static constexpr int kPlainEverySeconds = 10;
+  enum class Mode { none, bar, lines };
+  // The mode for stderr as it is: bar on a terminal, lines otherwise.
+  static Mode mode_for_stderr();
+
+  RankProgress(std::size_t total, Mode mode, const char* verb = "linking");
+  ~RankProgress();  // stops; erases the bar
+  RankProgress(const RankProgress&) = delete;
+  RankProgress& operator=(const RankProgress&) = delete;
+
+  void done_one() { done_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  void draw(double elapsed_s);
+
+  std::size_t total_;
+  Mode mode_;
+  const char* verb_;
+  std::atomic<std::size_t> done_{0};
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+// "linking [##########..........] 256/512 ranks, 3.1 s, 82.6 ranks/s"
+std::string rank_progress_text(const char* verb, std::size_t done, std::size_t total, double elapsed_s, int width);
 
 }  // namespace chakrashim::tools

@@ -10,7 +10,7 @@
 
 namespace chakrashim::tools::names {
 
-// Device-trace event args and categories (TRACE_FORMAT.md "Events").
+// Device-trace event args and categories (docs/trace-format.md "Events").
 inline constexpr std::string_view kCorrelation = chakrashim::schema::kCorrelation;
 inline constexpr std::string_view kStream = chakrashim::schema::kStream;
 inline constexpr std::string_view kProcessGroupName = "Process Group Name";
@@ -51,10 +51,10 @@ inline constexpr std::string_view kEtStructuralPrefix = "[pytorch|profiler|execu
 inline constexpr std::string_view kEtProcessGroupName = "## process_group:init ##";
 inline constexpr std::string_view kDefaultStepMarker = "Optimizer.step#";
 
-// ET schema versions each Chakra tool accepts. The converter (PyTorchNode
-// at Chakra 21585d8) parses nodes only of these four, each with the
-// -chakra.0.0.4 suffix; it also lists 1.1.1-chakra.1.0.0, but reads no
-// field of its nodes and then fails.
+// ET schema versions each Chakra tool accepts (docs/trace-format.md). The
+// converter (PyTorchNode at Chakra 21585d8) parses nodes only of these four,
+// each with the -chakra.0.0.4 suffix; it also lists 1.1.1-chakra.1.0.0, but
+// reads no field of its nodes and then fails.
 inline constexpr std::array<std::string_view, 4> kConverterSchemas = {
     "1.0.2-chakra.0.0.4", "1.0.3-chakra.0.0.4", "1.1.0-chakra.0.0.4", "1.1.1-chakra.0.0.4"};
 inline constexpr std::array<std::string_view, 6> kLinkerSchemas = {

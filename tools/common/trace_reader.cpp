@@ -17,7 +17,7 @@ namespace {
 namespace s = chakrashim::schema;
 using json = nlohmann::json;
 
-enum class Frame : std::uint8_t { top, events, event, args, other };
+enum class Frame : std::uint8_t { top, events, event, args, devices, other };
 enum class Field : std::uint8_t { none, ph, cat, name, pid, tid, ts, dur, args };
 enum class Arg : std::uint8_t { none, external_id, record_function_id, correlation, stream, process_group_name };
 
@@ -146,6 +146,7 @@ bool DeviceSax::scalar(json v, std::optional<std::int64_t> integer,
     case Frame::top:
       if (top_key_ == s::kDistributedInfo) summary_.distributed_info = std::move(v);
       else if (top_key_ == s::kChakrashim) summary_.chakrashim = std::move(v);
+      else if (top_key_ == "baseTimeNanoseconds" && integer) summary_.base_time_ns = *integer;
       return true;
     case Frame::event:
       if (field_ == Field::pid && integer) event_.pid = *integer;
@@ -186,6 +187,8 @@ bool DeviceSax::start(bool object) {
     case Frame::top:
       if (top_key_ == s::kTraceEvents && !object) {
         next = Frame::events;
+      } else if (top_key_ == s::kDeviceProperties && !object) {
+        next = Frame::devices;
       } else if (top_key_ == s::kDistributedInfo || top_key_ == s::kChakrashim) {
         capture_target_ = top_key_ == s::kChakrashim ? &summary_.chakrashim : &summary_.distributed_info;
         capture_.begin();
@@ -202,6 +205,9 @@ bool DeviceSax::start(bool object) {
       break;
     case Frame::event:
       if (object && field_ == Field::args) next = Frame::args;
+      break;
+    case Frame::devices:
+      if (object) ++summary_.devices;
       break;
     default: break;
   }

@@ -1,4 +1,4 @@
-// Streaming reader of a Kineto-format device trace (TRACE_FORMAT.md). It
+// Streaming reader of a Kineto-format device trace (docs/trace-format.md). It
 // parses with nlohmann's SAX interface: each event of traceEvents is handed
 // to the consumer and forgotten, and only distributedInfo and our
 // chakrashim object are kept whole. Memory does not grow with the file.
@@ -30,6 +30,8 @@ struct TraceSummary {
   std::optional<nlohmann::json> distributed_info;
   std::optional<nlohmann::json> chakrashim;  // our metadata object
   std::uint64_t events = 0;
+  std::uint64_t devices = 0;
+  std::optional<std::int64_t> base_time_ns;  // baseTimeNanoseconds: event times count from it  // entries of deviceProperties: the GPUs the process saw
 };
 
 using EventConsumer = std::function<void(const TraceEvent&)>;

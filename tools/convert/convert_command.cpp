@@ -9,6 +9,7 @@
 
 #include "common/progress.h"
 #include "common/rank_pool.h"
+#include "common/usage.h"
 #include "convert/convert_runner.h"
 
 namespace chakrashim::tools::convert {
@@ -50,10 +51,7 @@ constexpr const char* kUsage =
     "the file; no output is left (it is written as .partial, renamed when done).\n"
     "exit status: 0 every rank converted, 1 a file or rank failed, 2 usage errors.\n";
 
-int usage_error(const std::string& why) {
-  std::fprintf(stderr, "chakrashim convert: %s\n(see chakrashim convert --help)\n", why.c_str());
-  return 2;
-}
+int usage_error(const std::string& why) { return tools::usage_error("convert", why); }
 
 struct Args {
   std::string input, output, prefix, positional;
@@ -86,7 +84,8 @@ std::string parse(int argc, char** argv, Args& a, bool& help) {
         else a.jobs = n;
       }
     } else if (!arg.empty() && arg[0] == '-') {
-      err = "unknown option '" + std::string(arg) + "'";
+      err = unknown_option(arg, {"--input", "--output", "--prefix", "--output-prefix", "--jobs", "--quiet",
+                                 "--log-filename", "--help"});
     } else if (a.positional.empty()) {
       a.positional = arg;
     } else {

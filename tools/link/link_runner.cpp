@@ -10,6 +10,7 @@
 #include "common/capture_scan.h"
 #include "common/chunk_pipe.h"
 #include "common/et_reader.h"
+#include "common/pair_identity.h"
 #include "common/rank_pool.h"
 #include "common/tool_schema.h"
 #include "common/trace_reader.h"
@@ -32,8 +33,28 @@ std::string parse_problem(const std::string& path, const ByteStream& stream, con
   return path + (parse.truncated ? ": ends early (an unfinished file?): " : ": invalid JSON: ") + parse.error;
 }
 
+// What the two inputs say about whose they are (pair_identity.h).
+struct Identity {
+  PairIdentity pair;
+};
+
+// Each input is what its option says: a device trace given as the ET would
+// "link" into a Kineto trace that later reads as an ET+.
+bool kinds_match(const RankJob& job, RankResult& out) {
+  const FileKind host = sniff_kind(job.host_path), device = sniff_kind(job.device_path);
+  if (host == FileKind::device && device == FileKind::host) {
+    out.error = "the inputs are swapped: " + job.host_path + " is a device trace and " + job.device_path +
+                " is an ET (--host takes the ET, --device the device trace)";
+  } else if (host == FileKind::device) {
+    out.error = job.host_path + " is a device trace, not a host ET (--host takes the ET)";
+  } else if (device == FileKind::host) {
+    out.error = job.device_path + " is a host ET, not a device trace (--device takes the device trace)";
+  }
+  return out.error.empty();
+}
+
 // First pass over the ET: three numbers per node.
-bool read_host(const RankJob& job, std::vector<HostNode>& nodes, RankResult& out) {
+bool read_host(const RankJob& job, std::vector<HostNode>& nodes, RankResult& out, Identity& id) {
   ByteStream stream(job.host_path);
   if (!stream.ok()) {
     out.error = job.host_path + ": " + stream.error();
@@ -47,6 +68,8 @@ bool read_host(const RankJob& job, std::vector<HostNode>& nodes, RankResult& out
     out.error = parse_problem(job.host_path, stream, summary.parse);
     return false;
   }
+  id.pair.et_pid = summary.pid;
+  id.pair.et_rank = rank_from_file_name(fs::path(job.host_path).filename().string());
   if (summary.nodes != nodes.size()) {
     out.error = job.host_path + ": " + std::to_string(summary.nodes - nodes.size()) + " node(s) without an integer id";
     return false;
@@ -59,7 +82,7 @@ bool read_host(const RankJob& job, std::vector<HostNode>& nodes, RankResult& out
   return true;
 }
 
-bool read_device(const RankJob& job, DeviceOps& device, RankResult& out) {
+bool read_device(const RankJob& job, DeviceOps& device, RankResult& out, Identity& id) {
   ByteStream stream(job.device_path);
   if (!stream.ok()) {
     out.error = job.device_path + ": " + stream.error();
@@ -67,13 +90,39 @@ bool read_device(const RankJob& job, DeviceOps& device, RankResult& out) {
   }
   std::istream in(&stream);
   DeviceOpsBuilder builder;
-  const TraceSummary summary = read_device_trace(in, [&builder](const TraceEvent& e) { builder.add(e); });
+  const TraceSummary summary = read_device_trace(in, [&builder, &id](const TraceEvent& e) {
+    if (!id.pair.device_pid && (e.cat == "cpu_op" || e.cat == "user_annotation")) id.pair.device_pid = e.pid;
+    builder.add(e);
+  });
   if (!summary.parse.ok || !stream.ok()) {
     out.error = parse_problem(job.device_path, stream, summary.parse);
     return false;
   }
+  id.pair.device_from_chakrashim = summary.chakrashim.has_value();
+  if (summary.distributed_info && summary.distributed_info->is_object()) {
+    const auto it = summary.distributed_info->find("rank");
+    if (it != summary.distributed_info->end() && it->is_number_unsigned()) id.pair.device_rank = it->get<std::uint64_t>();
+  }
   device = std::move(builder).finish();
   return true;
+}
+
+// Two files that clearly are not one rank's would link "fine" into nonsense.
+bool same_rank(const std::vector<HostNode>& host, const DeviceOps& device, const RankJob& job, Identity& id,
+               RankResult& out) {
+  std::vector<std::int64_t> rf_ids;
+  for (const auto& op : device.cpu)
+    if (op.rf_id) rf_ids.push_back(*op.rf_id);
+  std::sort(rf_ids.begin(), rf_ids.end());
+  for (const auto& n : host) {
+    if (!n.rf_id || *n.rf_id == 0) continue;  // thread and root nodes carry 0
+    ++id.pair.et_rf_ids;
+    id.pair.et_rf_ids_found += std::binary_search(rf_ids.begin(), rf_ids.end(), static_cast<std::int64_t>(*n.rf_id));
+  }
+  const std::string why = pair_mismatch(id.pair);
+  if (why.empty()) return true;
+  out.error = job.host_path + " and " + job.device_path + " are not one rank's pair: " + why;
+  return false;
 }
 
 bool write_output(const RankJob& job, const LinkPlan& plan, const DeviceOps& device, RankResult& out) {
@@ -140,7 +189,9 @@ RankResult link_rank(const RankJob& given) {
   out.output_path = job.output_path;
   std::vector<HostNode> host;
   DeviceOps device;
-  if (read_host(job, host, out) && read_device(job, device, out)) {
+  Identity id;
+  if (kinds_match(job, out) && read_host(job, host, out, id) && read_device(job, device, out, id) &&
+      same_rank(host, device, job, id, out)) {
     const LinkPlan plan = link_et_plus(host, device);
     out.stats = plan.stats;
     if (!plan.error.empty()) {
@@ -199,10 +250,38 @@ CapturePlan plan_capture(const std::string& dir, const std::string& output_dir, 
   return plan;
 }
 
-std::vector<RankResult> link_ranks(const std::vector<RankJob>& jobs, std::size_t threads) {
+std::vector<RankResult> link_ranks(const std::vector<RankJob>& jobs, std::size_t threads,
+                                   const std::function<void()>& on_done) {
   std::vector<RankResult> results(jobs.size());
-  for_each_index(jobs.size(), threads, [&](std::size_t i) { results[i] = link_rank(jobs[i]); });
+  for_each_index(jobs.size(), threads, [&](std::size_t i) {
+    results[i] = link_rank(jobs[i]);
+    if (on_done) on_done();
+  });
   return results;
+}
+
+std::string totals_line(const std::vector<RankResult>& results, double seconds) {
+  std::uint64_t linked = 0, failed = 0, gpu = 0;
+  std::vector<std::string> dirs;
+  for (const auto& r : results) {
+    if (!r.ok) {
+      ++failed;
+      continue;
+    }
+    ++linked;
+    gpu += r.stats.gpu_ops - r.stats.gpu_unlinked;
+    const std::string dir = fs::path(r.output_path).parent_path().string();
+    if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(dir);
+  }
+  char time[32];
+  std::snprintf(time, sizeof time, "%.2f s", seconds);
+  std::string line = "chakrashim link: " + std::to_string(linked) + " rank" + (linked == 1 ? "" : "s") + " linked, " +
+                     std::to_string(failed) + " failed; " + std::to_string(gpu) + " GPU ops linked; " + time;
+  if (!dirs.empty()) {
+    line += "; ET+ in " + dirs[0];
+    if (dirs.size() > 1) line += " and " + std::to_string(dirs.size() - 1) + " more folder" + (dirs.size() > 2 ? "s" : "");
+  }
+  return line;
 }
 
 std::string summary_line(const RankResult& r) {

@@ -15,7 +15,7 @@
 
 namespace chakrashim::tools::report {
 
-// What a GPU op is spent on (TRACE_FORMAT.md: NCCL kernels are collectives).
+// What a GPU op is spent on (docs/trace-format.md: NCCL kernels are collectives).
 enum class GpuKind : std::uint8_t { compute, communication, memory };
 inline constexpr int kGpuKinds = 3;
 

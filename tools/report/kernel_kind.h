@@ -1,5 +1,5 @@
 // Which kind of GPU work an event is, by category and name, the way
-// chakra_converter classifies it (TRACE_FORMAT.md): NCCL kernels are
+// chakra_converter classifies it (docs/trace-format.md): NCCL kernels are
 // communication, memcpys and memsets are memory, other kernels compute.
 //   ("kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL(...)") -> communication
 //   ("kernel", "void at::native::vectorized_elementwise_kernel<...>") -> compute

@@ -37,7 +37,7 @@ void add_timeline(const EventTable& table, const RankOptions& options, RankStats
 std::optional<std::uint64_t> median_step(const std::vector<StepTime>& steps) {
   std::vector<const StepTime*> complete;
   for (const auto& s : steps)
-    if (!s.partial) complete.push_back(&s);
+    if (counted_step(s)) complete.push_back(&s);
   if (complete.empty())
     for (const auto& s : steps) complete.push_back(&s);
   if (complete.empty()) return std::nullopt;
@@ -75,6 +75,7 @@ RankStats report_rank(const std::string& group, const RankFiles& files, const Ra
   }
   out.events = summary.events;
   out.meta = summary.chakrashim;
+  out.base_time_ns = summary.base_time_ns;
 
   HostStats host = host_stats(table, partial_step_of(out.meta));
   out.steps = std::move(host.steps);

@@ -29,6 +29,7 @@ struct RankStats {
   std::string error;        // set when the trace could not be read whole
   std::uint64_t events = 0;
   std::optional<nlohmann::json> meta;  // the chakrashim object
+  std::optional<std::int64_t> base_time_ns;  // baseTimeNanoseconds
   std::vector<StepTime> steps;
   StepSummary summary;
   std::vector<NamedOp> ops;  // by self time, at most RankOptions::keep_ops

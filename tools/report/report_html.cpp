@@ -1,11 +1,13 @@
 #include "report/report_html.h"
 
 #include <algorithm>
+#include <ctime>
 #include <map>
 #include <set>
 
 #include "report/kernel_kind.h"
 #include "report/report_text.h"
+#include "report/scale_summary.h"
 #include "report/svg_charts.h"
 
 namespace chakrashim::tools::report {
@@ -21,6 +23,9 @@ th, td { padding: 3px 10px; border-bottom: 1px solid #eee; text-align: right; }
 th { background: #f4f4f4; } td.name, th.name { text-align: left; }
 td.name { max-width: 760px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 p.note { color: #666; font-size: 13px; } .error { color: #b00; }
+table.facts td, table.facts th { text-align: left; border: none; padding: 1px 12px 1px 0; }
+table.facts th { background: none; color: #666; font-weight: normal; }
+details > summary { cursor: pointer; font-size: 15px; margin: 8px 0; }
 </style>
 )";
 
@@ -42,21 +47,107 @@ std::vector<const RankStats*> good_ranks(const Report& report) {
   return out;
 }
 
+// "2024-03-18 00:00 UTC" for nanoseconds since the epoch; empty when the
+// clock is not one (a trace whose times start near zero).
+std::string utc_date(std::int64_t ns) {
+  const std::time_t t = static_cast<std::time_t>(ns / 1'000'000'000);
+  if (t < 1'000'000'000) return {};  // before 2001: not a wall clock
+  std::tm tm{};
+  if (gmtime_r(&t, &tm) == nullptr) return {};
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
+  return buf;
+}
+
 std::string step_chart(const std::vector<const RankStats*>& ranks, bool show_group) {
   GroupedBars c;
   c.y_label = "step time (ms)";
   std::set<std::uint64_t> steps;
   for (const auto* r : ranks)
     for (const auto& s : r->steps) steps.insert(s.step);
-  for (const auto s : steps) c.categories.push_back("step " + std::to_string(s));
+  for (const auto s : steps) c.categories.push_back("step " + std::to_string(s) + (s == 0 ? " (setup)" : ""));
   for (const auto* r : ranks) {
     c.series.push_back(rank_label(*r, show_group));
     std::vector<double> v(steps.size(), -1);
-    for (const auto& s : r->steps)
-      v[static_cast<std::size_t>(std::distance(steps.begin(), steps.find(s.step)))] = to_ms(s.dur_ns);
+    std::vector<bool> marked(steps.size(), false);
+    for (const auto& s : r->steps) {
+      const auto k = static_cast<std::size_t>(std::distance(steps.begin(), steps.find(s.step)));
+      v[k] = to_ms(s.dur_ns);
+      marked[k] = s.partial;
+    }
     c.values.push_back(std::move(v));
+    c.marked.push_back(std::move(marked));
   }
   return grouped_bar_chart(c);
+}
+
+std::string heatmap(const GroupReport& g, const ScaleSummary& s) {
+  Heatmap h;
+  for (const auto& d : s.steps) {
+    h.steps.push_back(d.step);
+    h.median_ms.push_back(to_ms(d.median_ns));
+  }
+  for (const auto& r : g.ranks) {
+    if (!r.error.empty()) continue;
+    h.ranks.push_back(r.rank);
+    std::vector<double> v(h.steps.size(), -1);
+    std::vector<bool> partial(h.steps.size(), false);
+    for (const auto& st : r.steps) {
+      const auto it = std::find(h.steps.begin(), h.steps.end(), st.step);
+      if (it == h.steps.end()) continue;
+      const auto k = static_cast<std::size_t>(it - h.steps.begin());
+      v[k] = to_ms(st.dur_ns);
+      partial[k] = st.partial;
+    }
+    h.ms.push_back(std::move(v));
+    h.partial.push_back(std::move(partial));
+  }
+  return heatmap_chart(h);
+}
+
+std::string distribution_table(const ScaleSummary& s) {
+  std::string out = "<table><tr><th>step</th><th>ranks</th><th>min ms</th><th>median ms</th><th>p95 ms</th>"
+                    "<th>max ms</th><th>spread</th></tr>\n";
+  for (const auto& d : s.steps) {
+    out += "<tr>" + cell(std::to_string(d.step) + (d.setup ? " (setup)" : "")) + cell(std::to_string(d.ranks)) +
+           cell(ms_text(d.min_ns)) + cell(ms_text(d.median_ns)) + cell(ms_text(d.p95_ns)) + cell(ms_text(d.max_ns)) +
+           cell(d.median_ns > 0 ? percent_text(static_cast<double>(d.spread_ns()) / static_cast<double>(d.median_ns)) : "-") +
+           "</tr>\n";
+  }
+  return out + "</table>\n";
+}
+
+std::string outlier_table(const ScaleSummary& s) {
+  if (s.slow.empty()) {
+    return "<p class=\"note\">No rank took more than " + std::to_string(static_cast<int>(100 * kSlowShare)) +
+           "% over a step's median.</p>\n";
+  }
+  const bool gpu = s.slow.front().figures.gpu_busy.has_value();
+  std::string out = "<p class=\"note\">" + std::to_string(s.slow_total) + " rank" + (s.slow_total == 1 ? "" : "s") +
+                    " took more than " + std::to_string(static_cast<int>(100 * kSlowShare)) +
+                    "% over a step's median" +
+                    (s.slow_total > s.slow.size() ? "; the worst " + std::to_string(s.slow.size()) + " are shown" : "") +
+                    ". Each at its worst step, next to that step's median rank.</p>\n";
+  out += "<table><tr><th class=\"name\">rank</th><th>step</th><th>time ms</th><th>vs median</th><th>op self ms</th>"
+         "<th>outside ops ms</th>";
+  if (gpu) out += "<th>GPU busy</th><th>compute ms</th><th>comm ms</th><th>memory ms</th><th>comm under compute</th>";
+  out += "<th class=\"name\">grew most</th></tr>\n";
+  const auto row = [gpu](const std::string& who, std::uint64_t step, const StepFigures& f, const std::string& vs,
+                         const std::string& why) {
+    std::string line = "<tr>" + cell(who, true) + cell(std::to_string(step)) + cell(ms_text(f.step_ns)) + cell(vs) +
+                       cell(ms_text(f.ops_self_ns)) + cell(ms_text(f.outside_ops_ns));
+    if (gpu) {
+      line += cell(f.gpu_busy ? percent_text(*f.gpu_busy) : "-") + cell(f.compute_ns ? ms_text(*f.compute_ns) : "-") +
+              cell(f.comm_ns ? ms_text(*f.comm_ns) : "-") + cell(f.memory_ns ? ms_text(*f.memory_ns) : "-") +
+              cell(f.comm_under_compute ? percent_text(*f.comm_under_compute) : "-");
+    }
+    return line + cell(why, true) + "</tr>\n";
+  };
+  for (const auto& r : s.slow) {
+    out += row("rank " + std::to_string(r.figures.rank), r.step, r.figures, "+" + percent_text(r.over_median), r.why);
+    out += row("median rank " + std::to_string(r.median.rank), r.step, r.median, "", "");
+  }
+  return out + "</table>\n";
 }
 
 // The stepping thread's time in the steps: the five ops with the most self
@@ -145,12 +236,60 @@ std::string skew_table(const GroupReport& g) {
 }
 
 std::string ops_table(const RankStats& r, std::size_t top) {
-  std::string out = "<table><tr><th>self ms</th><th>calls</th><th>total ms</th><th class=\"name\">op</th></tr>\n";
+  std::int64_t step_total = 0;
+  for (const auto& s : r.steps) step_total += s.dur_ns;
+  std::string out = "<table><tr><th>self ms</th><th>step share</th><th>calls</th><th>total ms</th>"
+                    "<th class=\"name\">op</th></tr>\n";
   for (std::size_t i = 0; i < r.ops.size() && i < top; ++i) {
     const auto& op = r.ops[i];
-    out += "<tr>" + cell(ms_text(op.totals.self_ns)) + cell(std::to_string(op.totals.calls)) +
+    const std::string share = op.totals.in_steps_self_ns > 0 && step_total > 0
+                                  ? percent_text(static_cast<double>(op.totals.in_steps_self_ns) / static_cast<double>(step_total))
+                                  : "-";
+    out += "<tr>" + cell(ms_text(op.totals.self_ns)) + cell(share) + cell(std::to_string(op.totals.calls)) +
            cell(ms_text(op.totals.total_ns)) + cell(op.name, true) + "</tr>\n";
   }
+  return out + "</table>\n";
+}
+
+// What the page shows, in its first lines: the folder, the runs with their
+// job ids, torch and chakrashim versions, when it was captured, the steps.
+std::string facts_table(const Report& report, const HtmlOptions& o) {
+  std::string torch, version, date;
+  std::set<std::uint64_t> steps;
+  std::size_t ranks = 0;
+  for (const auto& g : report.groups) {
+    for (const auto& r : g.ranks) {
+      ++ranks;
+      for (const auto& s : r.steps) steps.insert(s.step);
+      if (r.meta && r.meta->is_object()) {
+        if (torch.empty() && r.meta->contains("torch_version") && (*r.meta)["torch_version"].is_string())
+          torch = (*r.meta)["torch_version"].get<std::string>();
+        if (version.empty() && r.meta->contains("version") && (*r.meta)["version"].is_string())
+          version = (*r.meta)["version"].get<std::string>();
+      }
+      if (date.empty() && !r.steps.empty()) date = utc_date(r.base_time_ns.value_or(0) + r.steps.front().start_ns);
+    }
+  }
+  std::string runs;
+  for (const auto& g : report.groups) {
+    if (g.label.empty()) continue;
+    const auto dot = g.label.find('.');
+    runs += (runs.empty() ? "" : ", ") + g.label + " (job " + g.label.substr(0, dot) + ", " +
+            std::to_string(g.ranks.size()) + " rank" + (g.ranks.size() == 1 ? "" : "s") + ")";
+  }
+  std::string step_text;
+  for (const auto s : steps) step_text += (step_text.empty() ? "" : ", ") + std::to_string(s);
+  std::string out = "<table class=\"facts\">\n";
+  const auto row = [&out](const char* what, const std::string& value) {
+    if (!value.empty()) out += std::string("<tr><th>") + what + "</th><td class=\"name\">" + xml_escape(value) + "</td></tr>\n";
+  };
+  row("folder", report.root.empty() ? o.folder : report.root);
+  row(report.groups.size() > 1 ? "runs" : "run", runs.empty() ? std::string("loose files") : runs);
+  row("ranks", std::to_string(ranks));
+  row("steps", step_text.empty() ? std::string("none") : step_text);
+  row("captured", date);
+  row("torch", torch);
+  row("chakrashim", version);
   return out + "</table>\n";
 }
 
@@ -160,8 +299,13 @@ std::string timeline_section(const Report& report) {
       if (!r.timeline) continue;
       const Timeline& t = *r.timeline;
       std::string out = "<h2>Step " + std::to_string(t.step) + " of rank " + std::to_string(r.rank) + "</h2>\n";
-      out += "<p class=\"note\">The top grey bar is the step; host threads show ops stacked by nesting; GPU streams show compute (green), "
-             "communication (red) and memory (orange). Hover a bar for its name and time.";
+      const bool gpu_rows = std::any_of(t.bars.begin(), t.bars.end(), [](const TimelineBar& b) {
+        return b.kind != BarKind::step && b.kind != BarKind::host;
+      });
+      out += std::string("<p class=\"note\">The top grey bar is the step; host threads show ops stacked by nesting, "
+                         "coloured by depth (the legend below)") +
+             (gpu_rows ? "; GPU streams show compute (green), communication (red) and memory (orange)" : "") +
+             ". Hover a bar for its name and time.";
       if (t.left_out > 0) out += " " + std::to_string(t.left_out) + " short or deeply nested bars are left out.";
       return out + "</p>\n" + timeline_chart(t);
     }
@@ -171,37 +315,80 @@ std::string timeline_section(const Report& report) {
 
 }  // namespace
 
-std::string render_html(const Report& report, std::size_t top_ops) {
-  const auto ranks = good_ranks(report);
+std::string render_html(const Report& report, const HtmlOptions& o) {
+  const auto all = good_ranks(report);
   const bool show_group = report.groups.size() > 1;
+  const bool any_gpu = std::any_of(all.begin(), all.end(), [](const RankStats* r) { return r->gpu.has_value(); });
+  std::size_t total = 0;
+  for (const auto& g : report.groups) total += g.ranks.size();
+  const bool at_scale = total > kSummaryAboveRanks;
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                     "<title>chakrashim report</title>\n";
   out += kStyle;
-  out += "</head><body>\n<h1>chakrashim report</h1>\n";
-  out += "<p class=\"note\">" + std::to_string(ranks.size()) + " rank" + (ranks.size() == 1 ? "" : "s") +
-         ". Step time is each ProfilerStep#N's duration; steps marked * are partial and left out of mean, "
-         "min and max.</p>\n";
+  out += "</head><body>\n<h1>chakrashim report</h1>\n" + facts_table(report, o);
+  out += "<p class=\"note\">Step time is each ProfilerStep#N's duration; partial steps (marked * and drawn faint) "
+         "and step 0 (the job's setup) are left out of mean, min and max.</p>\n";
   for (const auto& g : report.groups)
     for (const auto& r : g.ranks)
       if (!r.error.empty())
         out += "<p class=\"error\">" + xml_escape(rank_label(r, show_group) + ": cannot report: " + r.error) + "</p>\n";
-  out += "<h2>Ranks</h2>\n" + summary_table(ranks, show_group);
-  for (const auto& g : report.groups) {
-    if (g.skew.steps.empty()) continue;
-    out += "<h2>Cross-rank skew" + (show_group && !g.label.empty() ? " (" + xml_escape(g.label) + ")" : "") + "</h2>\n";
-    out += skew_table(g);
+
+  // At scale the charts per rank show the ranks that matter: the slowest
+  // and each step's median rank.
+  std::vector<const RankStats*> shown = all;
+  if (at_scale) {
+    shown.clear();
+    for (const auto& g : report.groups) {
+      const ScaleSummary s = summarize_group(g, o.top_ranks, o.top_ops);
+      const std::string run = show_group && !g.label.empty() ? " (run " + xml_escape(g.label) + ")" : "";
+      out += "<h2>Step time, rank by step" + run + "</h2>\n<p class=\"note\">Each cell is one rank's step, coloured by "
+             "its time against that step's median over ranks: a slow rank is a dark column. Hover a cell for its "
+             "value.</p>\n" + heatmap(g, s);
+      out += "<h2>Step time over ranks, per step" + run + "</h2>\n" + distribution_table(s);
+      out += "<h2>Slowest ranks" + run + "</h2>\n" + outlier_table(s);
+      if (!s.differ.empty()) {
+        out += "<h2>Ranks that differ in structure" + run + "</h2>\n<ul>\n";
+        for (const auto& d : s.differ)
+          out += "<li>rank " + std::to_string(d.rank) + ": " + xml_escape(d.what) + "</li>\n";
+        out += "</ul>\n";
+      }
+      out += "<h2>Top ops across all ranks" + run + "</h2>\n<table><tr><th>self ms</th><th>calls</th><th>ranks</th>"
+             "<th class=\"name\">op</th></tr>\n";
+      for (const auto& op : s.ops)
+        out += "<tr>" + cell(ms_text(op.self_ns)) + cell(std::to_string(op.calls)) + cell(std::to_string(op.ranks)) +
+               cell(op.name, true) + "</tr>\n";
+      out += "</table>\n";
+      std::set<std::uint64_t> wanted;
+      for (const auto& r : s.slow) wanted.insert({r.figures.rank, r.median.rank});
+      for (const auto* r : all)
+        if (r->group == g.label && wanted.count(r->rank)) shown.push_back(r);
+    }
+    out += "<details><summary>Every rank (" + std::to_string(all.size()) + ")</summary>\n" +
+           summary_table(all, show_group) + "</details>\n";
+  } else {
+    out += "<h2>Ranks</h2>\n" + summary_table(all, show_group);
+    for (const auto& g : report.groups) {
+      if (g.skew.steps.empty()) continue;
+      out += "<h2>Cross-rank skew" + (show_group && !g.label.empty() ? " (" + xml_escape(g.label) + ")" : "") + "</h2>\n";
+      out += skew_table(g);
+    }
+    out += "<h2>Step time per rank</h2>\n" + step_chart(all, show_group);
   }
-  out += "<h2>Step time per rank</h2>\n" + step_chart(ranks, show_group);
-  out += "<h2>Where the stepping thread's time goes</h2>\n<p class=\"note\">Self time of the ops inside the "
-         "captured steps, on the thread that steps, summed over the steps.</p>\n" +
-         host_breakdown_chart(ranks, show_group);
-  if (std::any_of(ranks.begin(), ranks.end(), [](const RankStats* r) { return r->gpu.has_value(); })) {
-    out += "<h2>Where the GPU's time goes</h2>\n<p class=\"note\">The captured steps' window on each rank's "
-           "devices, split without double counting.</p>\n" + gpu_breakdown_chart(ranks, show_group);
+  const std::string which = at_scale ? " (the slowest ranks and the median rank)" : "";
+  if (!shown.empty()) {
+    out += "<h2>Where the stepping thread's time goes" + which + "</h2>\n<p class=\"note\">Self time of the ops "
+           "inside the captured steps, on the thread that steps, summed over the steps.</p>\n" +
+           host_breakdown_chart(shown, show_group);
+    if (any_gpu) {
+      out += "<h2>Where the GPU's time goes" + which + "</h2>\n<p class=\"note\">The captured steps' window on each "
+             "rank's devices, split without double counting.</p>\n" + gpu_breakdown_chart(shown, show_group);
+    }
   }
   out += timeline_section(report);
-  out += "<h2>Top ops by self time</h2>\n";
-  for (const auto* r : ranks) out += "<h3>" + xml_escape(rank_label(*r, show_group)) + "</h3>\n" + ops_table(*r, top_ops);
+  out += "<h2>Top ops by self time" + which + "</h2>\n<p class=\"note\">Self time over all threads. Step share: self "
+         "time on the stepping thread inside the steps, as a share of the steps' time; '-' for ops that ran on other "
+         "threads only (they ran beside the step, not in it).</p>\n";
+  for (const auto* r : shown) out += "<h3>" + xml_escape(rank_label(*r, show_group)) + "</h3>\n" + ops_table(*r, o.top_ops);
   return out + "</body></html>\n";
 }
 

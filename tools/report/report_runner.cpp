@@ -41,14 +41,22 @@ Report run_report(const ReportRequest& request) {
   for (std::size_t g = 0; g < scan->groups.size(); ++g) {
     for (const auto& f : scan->groups[g].ranks) {
       if (!f.device_path) continue;
+      if (request.only_ranks && !request.only_ranks->contains(f.rank)) continue;
       const bool wanted = request.want_timeline && !timeline_placed && g == 0 &&
                           (!request.timeline_rank || *request.timeline_rank == f.rank);
       timeline_placed = timeline_placed || wanted;
       jobs.push_back({g, &f, wanted});
     }
   }
+  report.root = options.display_root;
   if (jobs.empty()) {
-    report.usage_error = "no device trace (JOB_kineto/rank-R.json) found in " + request.paths[0];
+    if (request.only_ranks) {
+      report.usage_error = "--ranks: no such rank in " + request.paths[0];
+    } else if (request.paths.size() == 1 && std::filesystem::is_directory(request.paths[0])) {
+      report.usage_error = nothing_found(request.paths[0]) + " (the report needs JOB_kineto/rank-R.json)";
+    } else {
+      report.usage_error = "no device trace among the files given";
+    }
     return report;
   }
   if (request.timeline_rank && request.want_timeline && !timeline_placed) {
@@ -64,6 +72,17 @@ Report run_report(const ReportRequest& request) {
     mine.timeline_step = request.timeline_step;
     stats[i] = report_rank(scan->groups[jobs[i].group].label, *jobs[i].files, mine, progress.counter());
   });
+  // A step the timeline cannot show is a usage error, as a bad rank is: the
+  // page would silently lose its timeline.
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (!jobs[i].timeline || !request.timeline_step || !stats[i].error.empty() || stats[i].timeline) continue;
+    std::string steps;
+    for (const auto& s : stats[i].steps) steps += (steps.empty() ? "" : ",") + std::to_string(s.step);
+    report.usage_error = "--timeline-step " + std::to_string(*request.timeline_step) + ": rank " +
+                         std::to_string(stats[i].rank) + " has no such step (its steps: " +
+                         (steps.empty() ? std::string("none") : steps) + ")";
+    return report;
+  }
   for (std::size_t g = 0; g < scan->groups.size(); ++g) {
     GroupReport group;
     group.label = scan->groups[g].label;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "config/value_grammar.h"
 #include "report/rank_report.h"
 #include "report/skew.h"
 
@@ -21,6 +22,7 @@ struct ReportRequest {
   bool want_timeline = false;
   std::optional<std::uint64_t> timeline_rank;  // default: the first group's lowest rank
   std::optional<std::uint64_t> timeline_step;  // default: that rank's median step
+  std::optional<config::RankSet> only_ranks;    // --ranks: report these only
 };
 
 struct GroupReport {
@@ -30,6 +32,7 @@ struct GroupReport {
 };
 
 struct Report {
+  std::string root;  // the trace root, as displayed
   std::vector<GroupReport> groups;
   std::string usage_error;  // set when the paths cannot be reported at all
 };

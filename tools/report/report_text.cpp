@@ -1,8 +1,10 @@
 #include "report/report_text.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "report/kernel_kind.h"
+#include "report/scale_summary.h"
 
 namespace chakrashim::tools::report {
 
@@ -33,7 +35,9 @@ std::string steps_table(const RankStats& r) {
   for (const auto& s : r.steps) {
     out += format("  %-10llu %11s %11s %15s%s\n", static_cast<unsigned long long>(s.step), ms_text(s.dur_ns).c_str(),
                   ms_text(s.ops_self_ns).c_str(), ms_text(s.outside_ops_ns).c_str(),
-                  s.partial ? "  (partial: left out of mean/min/max)" : "");
+                  s.partial           ? "  (partial: left out of mean/min/max)"
+                  : is_setup_step(s) ? "  (step 0: the job's setup; left out of mean/min/max)"
+                                      : "");
   }
   return out;
 }
@@ -41,14 +45,19 @@ std::string steps_table(const RankStats& r) {
 std::string ops_table(const RankStats& r, std::size_t top) {
   std::int64_t step_total = 0;
   for (const auto& s : r.steps) step_total += s.dur_ns;
-  std::string out = format("  top %zu ops by self time (all threads; share of the captured steps' time):\n",
+  // Self time is summed over all threads, but a share of the step is only
+  // meaningful on the thread that steps: ops on other threads (gloo's
+  // workers, data loaders) run beside the step, not in it.
+  std::string out = format("  top %zu ops by self time (all threads); step share: self time on the stepping thread\n"
+                           "  inside the steps, as a share of the captured steps' time ('-': other threads only):\n",
                            std::min(top, r.ops.size()));
-  out += "     self ms   share    calls    total ms  op\n";
+  out += "     self ms  step share    calls    total ms  op\n";
   for (std::size_t i = 0; i < r.ops.size() && i < top; ++i) {
     const auto& op = r.ops[i];
-    out += format("  %10s %7s %8llu %11s  %s\n", ms_text(op.totals.self_ns).c_str(),
-                  share_of(op.totals.self_ns, step_total).c_str(), static_cast<unsigned long long>(op.totals.calls),
-                  ms_text(op.totals.total_ns).c_str(), clipped(op.name, 80).c_str());
+    out += format("  %10s %11s %8llu %11s  %s\n", ms_text(op.totals.self_ns).c_str(),
+                  op.totals.in_steps_self_ns > 0 ? share_of(op.totals.in_steps_self_ns, step_total).c_str() : "-",
+                  static_cast<unsigned long long>(op.totals.calls), ms_text(op.totals.total_ns).c_str(),
+                  clipped(op.name, 80).c_str());
   }
   return out;
 }
@@ -114,26 +123,133 @@ std::string skew_block(const GroupReport& g, bool show_group) {
   return out;
 }
 
+std::string distribution_block(const ScaleSummary& s) {
+  std::string out = "  step time over ranks, per step (ms; complete steps only):\n";
+  out += "  step        ranks        min     median        p95        max     spread\n";
+  for (const auto& d : s.steps) {
+    out += format("  %-10llu %6u %10s %10s %10s %10s %10s%s\n", static_cast<unsigned long long>(d.step), d.ranks,
+                  ms_text(d.min_ns).c_str(), ms_text(d.median_ns).c_str(), ms_text(d.p95_ns).c_str(),
+                  ms_text(d.max_ns).c_str(), share_of(d.spread_ns(), d.median_ns).c_str(),
+                  d.setup ? "  (step 0: the job's setup)" : "");
+  }
+  return out;
+}
+
+std::string slow_block(const ScaleSummary& s, std::size_t top_ranks) {
+  if (s.slow.empty()) {
+    return format("  slowest ranks: none; no rank took more than %.0f%% over a step's median\n", 100 * kSlowShare);
+  }
+  std::string out = format("  slowest ranks: %zu rank%s took more than %.0f%% over a step's median", s.slow_total,
+                           s.slow_total == 1 ? "" : "s", 100 * kSlowShare);
+  out += s.slow_total > s.slow.size() ? format(" (the worst %zu; --top-ranks N for more)", s.slow.size()) : std::string();
+  out += "\n  (each at its worst step, next to that step's median rank; GPU figures over the whole window)\n";
+  const bool gpu = s.slow.front().figures.gpu_busy.has_value();
+  out += "  rank        step    time ms  vs median  op self ms  outside ops ms";
+  if (gpu) out += "  GPU busy  compute ms  comm ms  memory ms  comm under compute";
+  out += "\n";
+  const auto row = [gpu](const std::string& who, std::uint64_t step, const StepFigures& f, const std::string& vs) {
+    std::string line = format("  %-10s %5llu %10s %10s %11s %15s", who.c_str(), static_cast<unsigned long long>(step),
+                              ms_text(f.step_ns).c_str(), vs.c_str(), ms_text(f.ops_self_ns).c_str(),
+                              ms_text(f.outside_ops_ns).c_str());
+    if (gpu) {
+      line += format(" %9s %11s %8s %10s %19s", f.gpu_busy ? percent_text(*f.gpu_busy).c_str() : "-",
+                     f.compute_ns ? ms_text(*f.compute_ns).c_str() : "-", f.comm_ns ? ms_text(*f.comm_ns).c_str() : "-",
+                     f.memory_ns ? ms_text(*f.memory_ns).c_str() : "-",
+                     f.comm_under_compute ? percent_text(*f.comm_under_compute).c_str() : "-");
+    }
+    return line + "\n";
+  };
+  for (const auto& r : s.slow) {
+    out += row(std::to_string(r.figures.rank), r.step, r.figures, "+" + percent_text(r.over_median));
+    out += "    why: " + r.why + format(" (median rank %llu:", static_cast<unsigned long long>(r.median.rank)) +
+           " " + ms_text(r.median.step_ns) + " ms, op self " + ms_text(r.median.ops_self_ns) + ", outside ops " +
+           ms_text(r.median.outside_ops_ns) + ")\n";
+  }
+  (void)top_ranks;
+  return out;
+}
+
+std::string differ_block(const ScaleSummary& s) {
+  constexpr std::size_t kShown = 10;
+  if (s.differ.empty()) return "  ranks that differ in structure: none (same steps, GPU ops alike, no dropped records)\n";
+  std::string out = format("  ranks that differ in structure: %zu\n", s.differ.size());
+  for (std::size_t i = 0; i < s.differ.size() && i < kShown; ++i)
+    out += format("    rank %llu: %s\n", static_cast<unsigned long long>(s.differ[i].rank), s.differ[i].what.c_str());
+  if (s.differ.size() > kShown) {
+    std::string rest;
+    for (std::size_t i = kShown; i < s.differ.size(); ++i) rest += (rest.empty() ? "" : ",") + std::to_string(s.differ[i].rank);
+    out += "    and ranks " + clipped(rest, 100) + " (--ranks LIST for their blocks)\n";
+  }
+  return out;
+}
+
+std::string summary_ops_block(const ScaleSummary& s) {
+  std::string out = format("  top %zu ops across all ranks, by self time summed over ranks (all threads):\n", s.ops.size());
+  out += "     self ms    calls  ranks  op\n";
+  for (const auto& op : s.ops) {
+    out += format("  %10s %8llu %6u  %s\n", ms_text(op.self_ns).c_str(), static_cast<unsigned long long>(op.calls),
+                  op.ranks, clipped(op.name, 80).c_str());
+  }
+  return out;
+}
+
+std::string summary_text(const GroupReport& g, const TextOptions& o, const std::string& root) {
+  const ScaleSummary s = summarize_group(g, o.top_ranks, o.top_ops);
+  std::string steps;
+  for (const auto& d : s.steps) steps += (steps.empty() ? "" : ",") + std::to_string(d.step);
+  std::string out = (g.label.empty() ? std::string("loose files") : "run " + g.label) +
+                    (root.empty() ? std::string() : " in " + root) + format(": %u ranks", s.ranks) +
+                    (s.readable < s.ranks ? format(" (%u unreadable)", s.ranks - s.readable) : std::string()) +
+                    "; steps " + (steps.empty() ? std::string("none") : steps) + "\n";
+  out += distribution_block(s);
+  out += slow_block(s, o.top_ranks);
+  out += differ_block(s);
+  out += summary_ops_block(s);
+  return out;
+}
+
 }  // namespace
+
+std::string totals_line(const Report& report) {
+  std::size_t ranks = 0;
+  for (const auto& g : report.groups) ranks += g.ranks.size();
+  std::string out = "chakrashim report: ";
+  if (report.groups.size() > 1) {
+    out += std::to_string(report.groups.size()) + " runs: ";
+    for (std::size_t i = 0; i < report.groups.size(); ++i) {
+      const auto n = report.groups[i].ranks.size();
+      out += (i ? ", " : "") + report.groups[i].label + format(" (%zu rank%s)", n, n == 1 ? "" : "s");
+    }
+  } else {
+    out += format("%zu rank%s", ranks, ranks == 1 ? "" : "s");
+    if (!report.groups.empty() && !report.groups[0].label.empty()) out += " (run " + report.groups[0].label + ")";
+  }
+  return out + "\n";
+}
 
 std::string ms_text(std::int64_t ns) { return format("%.3f", static_cast<double>(ns) / 1e6); }
 
 std::string percent_text(double share) { return format("%.1f%%", 100.0 * share); }
 
-std::string render_text(const Report& report, std::size_t top_ops) {
+std::string render_text(const Report& report, const TextOptions& o) {
   const bool show_group = report.groups.size() > 1;
-  std::string out;
   std::size_t ranks = 0;
+  for (const auto& g : report.groups) ranks += g.ranks.size();
+  std::string out;
+  if (ranks > kSummaryAboveRanks && !o.all && !o.ranks) {
+    for (const auto& g : report.groups) out += summary_text(g, o, report.root) + "\n";
+    out += "(a block per rank: --ranks LIST or --all)\n";
+    return out + totals_line(report);
+  }
   for (const auto& g : report.groups) {
     for (const auto& r : g.ranks) {
-      out += rank_block(r, top_ops, show_group) + "\n";
-      ++ranks;
+      if (o.ranks && std::find(o.ranks->begin(), o.ranks->end(), r.rank) == o.ranks->end()) continue;
+      out += rank_block(r, o.top_ops, show_group) + "\n";
     }
     const std::string skew = skew_block(g, show_group);
-    if (!skew.empty()) out += skew + "\n";
+    if (!skew.empty() && !o.ranks) out += skew + "\n";
   }
-  out += format("chakrashim report: %zu rank%s\n", ranks, ranks == 1 ? "" : "s");
-  return out;
+  return out + totals_line(report);
 }
 
 }  // namespace chakrashim::tools::report

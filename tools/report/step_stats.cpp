@@ -64,11 +64,11 @@ std::vector<std::int64_t> self_times(const std::vector<HostSpan>& spans, const s
 }
 
 StepSummary summarize(const std::vector<StepTime>& steps) {
-  const bool any_complete = std::any_of(steps.begin(), steps.end(), [](const StepTime& s) { return !s.partial; });
+  const bool any_counted = std::any_of(steps.begin(), steps.end(), [](const StepTime& s) { return counted_step(s); });
   StepSummary out;
   std::int64_t sum = 0;
   for (const auto& s : steps) {
-    if (s.partial && any_complete) continue;
+    if (!counted_step(s) && any_counted) continue;
     out.min_ns = out.count == 0 ? s.dur_ns : std::min(out.min_ns, s.dur_ns);
     out.max_ns = out.count == 0 ? s.dur_ns : std::max(out.max_ns, s.dur_ns);
     sum += s.dur_ns;

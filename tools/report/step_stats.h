@@ -50,7 +50,15 @@ struct HostStats {
 std::vector<std::int64_t> self_times(const std::vector<HostSpan>& spans, const std::vector<StepSpan>& steps,
                                      std::vector<std::int32_t>* step_of);
 
-// {3 ms, 5 ms, 4 ms} -> mean 4 ms, min 3 ms, max 5 ms (partial steps left out)
+// Step 0 runs the job's setup (first-call compilation, allocator warm-up,
+// data loader start): it can take 50 times a normal step, so it is marked
+// and, like a partial step, kept out of mean, min and max.
+inline bool is_setup_step(const StepTime& s) { return s.step == 0; }
+// Counted in mean/min/max: neither partial nor the setup step.
+inline bool counted_step(const StepTime& s) { return !s.partial && !is_setup_step(s); }
+
+// {3 ms, 5 ms, 4 ms} -> mean 4 ms, min 3 ms, max 5 ms (partial steps and
+// step 0 left out, unless nothing else is there)
 StepSummary summarize(const std::vector<StepTime>& steps);
 
 // One step per number (the first seen), sorted by start.

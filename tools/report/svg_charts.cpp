@@ -72,6 +72,10 @@ double legend(std::string& out, const std::vector<std::string>& names, const std
   return cy - y + 18;
 }
 
+std::string host_depth_color(std::uint32_t depth) {
+  return std::string(palette_color(depth % 5 == 0 ? 0 : depth % 5 + 4));
+}
+
 }  // namespace
 
 std::string xml_escape(std::string_view s) {
@@ -124,7 +128,16 @@ std::string grouped_bar_chart(const GroupedBars& c) {
       const double v = c.values[s][g];
       if (v < 0) continue;
       const double h = kPlotH * v / top;
-      body += rect(gx + s * bar_w, base - h, bar_w * 0.92, h, colors[s], c.series[s] + ", " + c.categories[g] + ": " + ms(v));
+      const bool mark = s < c.marked.size() && g < c.marked[s].size() && c.marked[s][g];
+      const std::string title = c.series[s] + ", " + c.categories[g] + ": " + ms(v) + (mark ? " (" + c.mark_label + ")" : "");
+      if (mark) {
+        body += "<rect x=\"" + num(gx + s * bar_w) + "\" y=\"" + num(base - h) + "\" width=\"" +
+                num(std::max(bar_w * 0.92, 0.5)) + "\" height=\"" + num(h) + "\" fill=\"" + colors[s] +
+                "\" fill-opacity=\"0.35\" stroke=\"" + colors[s] + "\" stroke-dasharray=\"3 2\"><title>" +
+                xml_escape(title) + "</title></rect>\n";
+      } else {
+        body += rect(gx + s * bar_w, base - h, bar_w * 0.92, h, colors[s], title);
+      }
     }
     body += text(gx + group_w * 0.4, base + 16, c.categories[g], "middle");
   }
@@ -132,7 +145,14 @@ std::string grouped_bar_chart(const GroupedBars& c) {
   body += "<text transform=\"translate(16 " + num(kTop + kPlotH / 2) + ") rotate(-90)\" text-anchor=\"middle\">" +
           xml_escape(c.y_label) + "</text>\n";
   std::string legend_svg;
-  const double legend_h = legend(legend_svg, c.series, colors, kLeft, base + 40, plot_w);
+  double legend_h = legend(legend_svg, c.series, colors, kLeft, base + 40, plot_w);
+  const bool any_mark = std::any_of(c.marked.begin(), c.marked.end(),
+                                    [](const auto& v) { return std::find(v.begin(), v.end(), true) != v.end(); });
+  if (any_mark) {
+    legend_svg += text(kLeft, base + 40 + legend_h, "faint dashed bars: " + c.mark_label +
+                                                        " (left out of mean, min and max)");
+    legend_h += 18;
+  }
   return open_svg(kWidth, base + 30 + legend_h + 6) + body + legend_svg + "</svg>\n";
 }
 
@@ -183,6 +203,7 @@ std::string timeline_chart(const Timeline& t) {
   const double dur_ms = std::max(1e-6, static_cast<double>(t.dur_ns) / 1e6);
   const double tick = nice_tick(dur_ms, 10);
   std::string body;
+  bool any_gpu = false;
   for (double v = 0; v <= dur_ms * 1.0000001; v += tick) {
     const double x = kLeft + plot_w * v / dur_ms;
     body += line(x, kTop - 4, x, bottom) + text(x, kTop - 8, tick_text(v), "middle");
@@ -198,15 +219,73 @@ std::string timeline_chart(const Timeline& t) {
     std::string_view fill;
     switch (b.kind) {
       case BarKind::step: fill = "#9aa7b8"; break;
-      case BarKind::host: fill = palette_color(b.depth % 5 == 0 ? 0 : b.depth % 5 + 4); break;
+      case BarKind::host: fill = host_depth_color(b.depth); break;
       case BarKind::compute: fill = palette_color(2); break;
       case BarKind::communication: fill = palette_color(3); break;
       case BarKind::memory: fill = palette_color(1); break;
     }
+    any_gpu = any_gpu || (b.kind != BarKind::step && b.kind != BarKind::host);
     body += rect(x, row_y[b.row] + b.depth * kSubRowH, w, kSubRowH - 2, fill,
                  t.names[b.name] + ": " + ms(static_cast<double>(b.end - b.start) / 1e6));
   }
-  return open_svg(kWidth, bottom + 24) + body + "</svg>\n";
+  // The legend says what the colours are: host ops by nesting depth (the
+  // colour cycles every five levels), and GPU kinds only where GPU rows are.
+  std::vector<std::string> names = {"step", "host op, depth 0", "depth 1", "depth 2", "depth 3", "depth 4"};
+  std::vector<std::string> colors = {"#9aa7b8"};
+  for (std::uint32_t d = 0; d < 5; ++d) colors.emplace_back(host_depth_color(d));
+  if (any_gpu) {
+    names.insert(names.end(), {"GPU compute", "GPU communication", "GPU memory"});
+    colors.insert(colors.end(), {std::string(palette_color(2)), std::string(palette_color(3)), std::string(palette_color(1))});
+  }
+  std::string legend_svg;
+  const double legend_h = legend(legend_svg, names, colors, kLeft, bottom + 40, plot_w);
+  return open_svg(kWidth, bottom + 30 + legend_h + 6) + body + legend_svg + "</svg>\n";
+}
+
+std::string_view heat_color(double ratio) {
+  if (!(ratio > 1.05)) return "#deebf7";
+  if (ratio <= 1.10) return "#9ecae1";
+  if (ratio <= 1.25) return "#fdd49e";
+  if (ratio <= 1.5) return "#fc8d59";
+  return "#b30000";
+}
+
+std::string heatmap_chart(const Heatmap& c) {
+  constexpr double kLeft = 80, kTop = 20, kRowH = 22, kPlotW = 1100, kRight = 20;
+  const double cell_w = std::clamp(kPlotW / std::max<std::size_t>(1, c.ranks.size()), 2.0, 40.0);
+  const double plot_w = cell_w * static_cast<double>(c.ranks.size());
+  const double bottom = kTop + kRowH * static_cast<double>(c.steps.size());
+  std::string body;
+  for (std::size_t k = 0; k < c.steps.size(); ++k)
+    body += text(kLeft - 8, kTop + kRowH * static_cast<double>(k) + 15, "step " + std::to_string(c.steps[k]), "end");
+  // Rank ticks: about ten labels whatever the count.
+  const std::size_t every = std::max<std::size_t>(1, static_cast<std::size_t>(nice_tick(static_cast<double>(c.ranks.size()), 10)));
+  for (std::size_t i = 0; i < c.ranks.size(); i += every) {
+    const double x = kLeft + cell_w * (static_cast<double>(i) + 0.5);
+    body += line(x, bottom, x, bottom + 4, "#333") + text(x, bottom + 16, std::to_string(c.ranks[i]), "middle");
+  }
+  body += text(kLeft + plot_w / 2, bottom + 32, "rank", "middle");
+  for (std::size_t i = 0; i < c.ranks.size(); ++i) {
+    for (std::size_t k = 0; k < c.steps.size(); ++k) {
+      const double v = c.ms[i][k];
+      if (v < 0) continue;
+      const double median = c.median_ms[k];
+      const double ratio = median > 0 ? v / median : 1.0;
+      const bool partial = c.partial[i][k];
+      char vs[64];
+      std::snprintf(vs, sizeof vs, " (%+.1f%% against the step's median)", 100.0 * (ratio - 1.0));
+      const std::string title = "rank " + std::to_string(c.ranks[i]) + ", step " + std::to_string(c.steps[k]) + ": " +
+                                ms(v) + (partial ? " (partial step)" : std::string(vs));
+      body += rect(kLeft + cell_w * static_cast<double>(i), kTop + kRowH * static_cast<double>(k) + 1, cell_w,
+                   kRowH - 2, partial ? "#d9d9d9" : heat_color(ratio), title);
+    }
+  }
+  const std::vector<std::string> names = {"within 5% of the step's median", "5-10% over", "10-25% over", "25-50% over",
+                                          "more than 50% over", "partial step"};
+  const std::vector<std::string> colors = {"#deebf7", "#9ecae1", "#fdd49e", "#fc8d59", "#b30000", "#d9d9d9"};
+  std::string legend_svg;
+  const double legend_h = legend(legend_svg, names, colors, kLeft, bottom + 56, std::max(plot_w, 700.0));
+  return open_svg(kLeft + std::max(plot_w, 700.0) + kRight, bottom + 46 + legend_h + 6) + body + legend_svg + "</svg>\n";
 }
 
 }  // namespace chakrashim::tools::report

@@ -28,6 +28,10 @@ struct GroupedBars {
   std::vector<std::string> categories;  // x-axis groups
   std::vector<std::string> series;      // bars within a group, and the legend
   std::vector<std::vector<double>> values;  // [series][category]; negative: absent
+  // [series][category], optional: marked bars (partial steps) are drawn
+  // hatched-light with a dashed outline, and say so on hover and below.
+  std::vector<std::vector<bool>> marked;
+  std::string mark_label = "partial step";
 };
 std::string grouped_bar_chart(const GroupedBars& chart);
 
@@ -40,7 +44,24 @@ struct StackedBars {
 };
 std::string stacked_bar_chart(const StackedBars& chart);
 
-// One step of one rank: a lane per thread and stream, bars by nesting depth.
+// One step of one rank: a lane per thread and stream, bars by nesting depth,
+// with a legend for the colours that appear (GPU kinds only when the
+// timeline has GPU rows).
 std::string timeline_chart(const Timeline& timeline);
+
+// A rank x step heatmap of step time: a column per rank, a row per step,
+// each cell coloured by its time against that step's median over ranks, so
+// that slow ranks stand out as dark columns. Hover gives the value.
+struct Heatmap {
+  std::vector<std::uint64_t> ranks;  // columns, in order
+  std::vector<std::uint64_t> steps;  // rows, in order
+  std::vector<std::vector<double>> ms;  // [rank][step]; negative: absent
+  std::vector<std::vector<bool>> partial;  // [rank][step]
+  std::vector<double> median_ms;        // [step]
+};
+// The colour of a cell at `ratio` = its time / the step's median:
+//   <= 1.05 "#deebf7" ... > 1.5 "#b30000"
+std::string_view heat_color(double ratio);
+std::string heatmap_chart(const Heatmap& chart);
 
 }  // namespace chakrashim::tools::report

@@ -1,4 +1,4 @@
-// The CUPTI activity collector (DESIGN.md sections 2 and 4.5), as the torch
+// The CUPTI activity collector (docs/design.md sections 2 and 4.5), as the torch
 // bridge sees it: no CUPTI or CUDA type crosses this header.
 //
 // One window per process: start() at arm, push()/pop() around every kept

@@ -1,6 +1,6 @@
 // Every name of the Kineto-format device trace and of our `chakrashim`
 // metadata object, spelled once. The writers and tools/ share this header
-// (TRACE_FORMAT.md is the contract).
+// (docs/trace-format.md is the contract).
 #pragma once
 
 #include <string_view>

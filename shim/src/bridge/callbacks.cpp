@@ -17,7 +17,7 @@ bool starts_with(const char* name, const std::string& prefix) {
 }
 
 // Nesting of step markers on this thread: a subclass's step() calling
-// super().step(), or a wrapper optimizer, counts once (DESIGN.md section 3).
+// super().step(), or a wrapper optimizer, counts once (docs/design.md section 3).
 thread_local int t_marker_depth = 0;
 
 std::unique_ptr<at::ObserverContext> step_start(const at::RecordFunction& fn) {
@@ -130,7 +130,7 @@ std::unique_ptr<at::ObserverContext> span_start(const at::RecordFunction& fn) {
     ctx->external_id = capture.next_external_id();
     // GPU work launched inside this op carries its External id. Not for
     // async records: they end on another thread, and CUPTI's stack is per
-    // thread (DESIGN.md section 4.5).
+    // thread (docs/design.md section 4.5).
     auto& collector = collector::Collector::instance();
     if (!fn.isAsync() && collector.active()) {
       collector.note_thread(static_cast<std::int64_t>(ctx->tid));

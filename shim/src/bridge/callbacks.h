@@ -1,4 +1,4 @@
-// The two RecordFunction callbacks (DESIGN.md sections 3, 4.4 and 4.9):
+// The two RecordFunction callbacks (docs/design.md sections 3, 4.4 and 4.9):
 //   step callback     USER_SCOPE and BACKWARD_FUNCTION, no ids: counts
 //                     outermost step markers. Registered at attach and
 //                     while armed; outside the window torch.optim's step

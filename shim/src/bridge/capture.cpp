@@ -419,7 +419,7 @@ void Capture::at_exit() {
   if (armed_) {
     if (markers_seen_.load() == 0 && steps_.empty()) {
       // START=0 in a process that never completed a step (a launcher, a
-      // worker): leave nothing behind (DESIGN.md section 3).
+      // worker): leave nothing behind (docs/design.md section 3).
       armed_ = false;
       et_.remove();
       at::removeCallback(op_span_handle_);

@@ -1,5 +1,5 @@
 // One process's capture: the step window and what each of its boundaries
-// does to torch (DESIGN.md sections 3 and 4.3).
+// does to torch (docs/design.md sections 3 and 4.3).
 //
 // Threads. RecordFunction callbacks are plain function pointers, so the
 // state they reach is this process-wide object (never destroyed: callbacks
@@ -45,7 +45,7 @@ class Capture {
  public:
   static Capture& instance();
 
-  // Registers the step callback and starts step 0 (DESIGN.md section 3).
+  // Registers the step callback and starts step 0 (docs/design.md section 3).
   // Called once, with the GIL, from the core's pending call.
   void attach(const chakrashim_capture_config& config);
 

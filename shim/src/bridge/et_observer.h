@@ -1,6 +1,6 @@
 // Torch's Execution Trace observer (torch::profiler::impl add / enable /
 // disable / remove) behind our own state, so that no call ever happens out
-// of order (DESIGN.md section 4.3):
+// of order (docs/design.md section 4.3):
 //   - enable or disable before add, or after remove, crashes torch;
 //   - add silently joins an observer the user already has;
 //   - add fails half-way on an unwritable path (we pre-check it);

@@ -1,5 +1,5 @@
 // A child forked in mid-window must never write the parent's files
-// (DESIGN.md section 4.7). It inherits torch's enabled ET callback, its
+// (docs/design.md section 4.7). It inherits torch's enabled ET callback, its
 // output stream and the shared file offset: without this, DataLoader
 // workers flushed their copy of the stream into the parent's ET.
 #pragma once

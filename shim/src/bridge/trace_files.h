@@ -1,5 +1,5 @@
 // One window's output files: where they go, claiming them at arm, and
-// writing them in the background at disarm (DESIGN.md sections 1 and 4.6).
+// writing them in the background at disarm (docs/design.md sections 1 and 4.6).
 // The training thread only hands data over; JSON, validation, fsync and
 // renames happen on the writer thread.
 #pragma once

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "config/config_vars.h"
+#include "config/nearest_name.h"
 
 namespace chakrashim::config {
 
@@ -15,21 +16,6 @@ const VarSpec& spec(std::string_view name) {
   for (const auto& v : kConfigVars)
     if (v.name == name) return v;
   return kConfigVars[0];  // unreachable: every caller names a table entry
-}
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
-      diag = up;
-    }
-  }
-  return row[b.size()];
 }
 
 // Collects errors while reading one variable at a time.
@@ -103,13 +89,9 @@ void warn_unknown(const EnvSnapshot& env, std::vector<std::string>& warnings) {
                                     [&name = name](const VarSpec& v) { return v.name == name; });
     if (known != kConfigVars.end()) continue;
     std::string line = "unknown variable " + name + " is ignored";
-    const VarSpec* best = nullptr;
-    std::size_t best_distance = 3;
-    for (const auto& v : kConfigVars) {
-      const std::size_t d = edit_distance(name, v.name);
-      if (d < best_distance) best = &v, best_distance = d;
-    }
-    if (best) line += " (did you mean " + std::string(best->name) + "?)";
+    std::vector<std::string_view> names;
+    for (const auto& v : kConfigVars) names.push_back(v.name);
+    if (const auto best = nearest_name(name, names)) line += " (did you mean " + std::string(*best) + "?)";
     warnings.push_back(std::move(line));
   }
 }
@@ -202,6 +184,15 @@ ParseResult parse_config(const EnvSnapshot& env) {
       !has_error("CHAKRA_START_STEP")) {
     r.fail("CHAKRA_END_STEP", *r.raw("CHAKRA_END_STEP"),
            "expected a step at or after CHAKRA_START_STEP=" + std::to_string(c.start_step));
+  }
+  // Step 0 runs the job's setup (first calls compile and allocate, the data
+  // loader starts): it can take 50 times a normal step and makes the
+  // window's means mislead. Allowed, but said at launch.
+  if (c.start_step == 0 && r.raw("CHAKRA_START_STEP") && !has_error("CHAKRA_START_STEP")) {
+    result.warnings.push_back(
+        "CHAKRA_START_STEP=0 captures step 0, which holds the job's setup (first-call compilation, "
+        "allocations, data loader start) and is often many times longer than a normal step; "
+        "start at 1 or later to capture steady steps (`chakrashim report` marks step 0)");
   }
   for (auto& e : r.take_errors()) errors.push_back(std::move(e));
   result.errors = std::move(errors);

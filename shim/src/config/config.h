@@ -1,5 +1,5 @@
 // EnvSnapshot -> Config, or one-line errors naming the variable, the value
-// and what is accepted (DESIGN.md section 3). Pure: no I/O, no globals.
+// and what is accepted (docs/design.md section 3). Pure: no I/O, no globals.
 #pragma once
 
 #include <cstdint>
@@ -53,5 +53,10 @@ struct ParseResult {
 };
 
 ParseResult parse_config(const EnvSnapshot& env);
+
+// Set (to 1) by chakra-run once it has printed the configuration's warnings
+// at launch: the preloaded library then keeps them to itself, so that a
+// torchrun job shows each warning once, not once per process.
+inline constexpr std::string_view kConfigShownVar = "CHAKRASHIM_CONFIG_SHOWN";
 
 }  // namespace chakrashim::config

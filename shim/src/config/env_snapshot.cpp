@@ -5,7 +5,7 @@
 namespace chakrashim::config {
 
 namespace {
-// Launcher variables that identity.cpp reads (DESIGN.md section 4.1).
+// Launcher variables that identity.cpp reads (docs/design.md section 4.1).
 constexpr std::array<std::string_view, 15> kLauncherVars = {
     "RANK",          "WORLD_SIZE",        "LOCAL_RANK",
     "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK",
@@ -17,6 +17,7 @@ constexpr std::array<std::string_view, 15> kLauncherVars = {
 
 bool EnvSnapshot::wanted(std::string_view name) {
   if (name.substr(0, 7) == "CHAKRA_") return true;
+  if (name == "CHAKRASHIM_CONFIG_SHOWN") return true;  // config.h kConfigShownVar
   for (auto v : kLauncherVars)
     if (v == name) return true;
   return false;

@@ -19,7 +19,7 @@ class EnvSnapshot {
       : vars_(vars) {}
 
   // True for the names this snapshot keeps: "CHAKRA_*" and the launcher
-  // variables of DESIGN.md section 4.1.
+  // variables of docs/design.md section 4.1.
   static bool wanted(std::string_view name);
 
   // Later values of the same name replace earlier ones, as getenv would see.

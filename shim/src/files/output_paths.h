@@ -1,4 +1,4 @@
-// Output naming (DESIGN.md section 1), pure: NeMo's JOB_chakra/ and
+// Output naming (docs/design.md section 1), pure: NeMo's JOB_chakra/ and
 // JOB_kineto/ folders, new sibling folders (.1, .2, ...) instead of
 // overwriting, and the .partial name of a file being written.
 #pragma once

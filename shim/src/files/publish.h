@@ -1,4 +1,4 @@
-// Atomic publishing (DESIGN.md section 4.6): a file is complete and valid
+// Atomic publishing (docs/design.md section 4.6): a file is complete and valid
 // under its final name, or it is not there. The only code that writes trace
 // files to disk.
 //

@@ -3,7 +3,7 @@
 // glibc's dlopen takes its caller's return address to choose whose RUNPATH
 // and $ORIGIN to search. So our dlopen must leave that address alone: it
 // must tail-call (jump to) the real dlopen and do nothing after it
-// (DESIGN.md section 4.2; a wrapper that called and returned broke a
+// (docs/design.md section 4.2; a wrapper that called and returned broke a
 // library with RUNPATH $ORIGIN/sub). GCC 12 cannot promise a tail call, and
 // sanitizer builds defeat them, so the entry point `dlopen` is written in
 // assembly (dlopen_entry_<arch>.S): it saves the arguments, calls

@@ -40,7 +40,7 @@ PythonApi find_python_api();
 
 // True when a loaded object's name ends in "/libtorch_cpu.so" (or
 // "/libtorch.so"). Walks the link maps with dl_iterate_phdr, which runs no
-// constructor, unlike dlopen(RTLD_NOLOAD) (DESIGN.md section 4.2).
+// constructor, unlike dlopen(RTLD_NOLOAD) (docs/design.md section 4.2).
 bool libtorch_loaded();
 
 }  // namespace chakrashim::preload

@@ -41,6 +41,13 @@ void Session::start() {
   if (parsed.config) log::set_level(parsed.config->log_level);
   identity_ = target::resolve_identity(env, effective);
   log::set_rank(identity_.rank);
+  // At 512 ranks, 512 capture lines say one thing: at the default level only
+  // rank 0 speaks at info; the others print warnings and errors (a rank
+  // that fails to write still says so). CHAKRA_LOG_LEVEL, when set, is
+  // taken as asked on every rank.
+  if (identity_.rank != 0 && !env.get("CHAKRA_LOG_LEVEL") &&
+      effective.log_level == config::LogLevel::info)
+    log::set_level(config::LogLevel::warn);
 
   process_ = current_process();
   const target::TargetDecision decision = target::decide_target(effective, identity_, process_);
@@ -50,7 +57,8 @@ void Session::start() {
     return;
   }
   python_ = find_python_api();
-  warnings_ = std::move(parsed.warnings);
+  // chakra-run printed the configuration's warnings once, at launch.
+  if (!env.get(config::kConfigShownVar)) warnings_ = std::move(parsed.warnings);
   for (auto& note : identity_.notes) warnings_.push_back(std::move(note));
   if (!parsed.errors.empty()) {
     config_errors_ = std::move(parsed.errors);

@@ -1,5 +1,5 @@
 // Rank, world size and job identity from the launcher's variables, by the
-// precedence of DESIGN.md section 4.1. Pure.
+// precedence of docs/design.md section 4.1. Pure.
 #pragma once
 
 #include <cstdint>

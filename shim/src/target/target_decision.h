@@ -1,5 +1,5 @@
 // Is this process a capture target? Pure: Config, Identity and ProcessInfo
-// in, a decision with its reason out (DESIGN.md sections 3 and 4.0).
+// in, a decision with its reason out (docs/design.md sections 3 and 4.0).
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// The step window and its schedule (DESIGN.md section 3), as a pure state
+// The step window and its schedule (docs/design.md section 3), as a pure state
 // machine. A step boundary goes in; what to do at that boundary comes out.
 //
 // Steps are numbered from 0. Step S runs from the end of optimizer step S-1

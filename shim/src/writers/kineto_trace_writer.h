@@ -1,4 +1,4 @@
-// Events -> the device trace in Kineto's JSON format (TRACE_FORMAT.md),
+// Events -> the device trace in Kineto's JSON format (docs/trace-format.md),
 // written in one pass to a ByteSink:
 //   { schemaVersion, deviceProperties, distributedInfo,
 //     traceEvents: [...],

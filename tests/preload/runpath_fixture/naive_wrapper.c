@@ -1,4 +1,4 @@
-/* A negative control: the dlopen wrapper DESIGN.md section 4.2 warns about,
+/* A negative control: the dlopen wrapper docs/design.md section 4.2 warns about,
  * which calls the real dlopen and then does work. glibc then sees this
  * library as the caller and searches its RUNPATH, not libouter.so's, so the
  * fixture must FAIL under it. It proves the fixture can tell the two apart. */
