@@ -8,7 +8,8 @@
 # 2. bench_capture.py: training-step time on examples/train_tiny.py without
 #    the shim, with it outside and inside its window, and NeMo's in-script
 #    torch.profiler way over the same steps.
-# 3. bench_memory, bench_check, bench_link: memory cap, check and link.
+# 3. bench_memory, bench_check, bench_link, bench_convert: memory cap, check,
+#    link, and link + convert from a capture folder.
 # 4. chakrashim_bench_decode: CUPTI records decoded and written per second.
 # All as medians over interleaved runs, side by side. --quick runs few
 # iterations: it only proves the scripts work (CI runs it that way).
@@ -46,6 +47,7 @@ fi
 # Further benchmarks are appended below, each after an empty line.
 echo; "$python" "$here/bench_check.py" --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" $quick || status=1
 echo; "$python" "$here/bench_link.py" --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" $quick || status=1
+echo; "$python" "$here/bench_convert.py" --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" $quick || status=1
 # The CUPTI collector's decode and write rates on synthetic records.
 decode_bench=$build/tests/chakrashim_bench_decode
 if [ -x "$decode_bench" ]; then

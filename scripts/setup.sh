@@ -27,13 +27,15 @@ log() { echo "[setup] $*"; }
 
 # --- Debian packages ---------------------------------------------------------
 # Build: compilers, CMake, Ninja, binutils (readelf for the torch build-id).
-# Libraries: spdlog/fmt and nlohmann_json (header-only), GoogleTest, zlib.
+# Libraries: spdlog/fmt and nlohmann_json (header-only), GoogleTest, zlib,
+# protobuf (`chakrashim convert` writes Chakra's protobuf ET).
 # clang-14 with its runtimes: sanitizer and fuzzer builds. Launchers for the
 # end-to-end tests: Open MPI, and Slurm with munge (scripts/slurm/).
 # chromium renders `chakrashim report --html` pages; `time` measures peak
 # memory in the benchmarks.
 packages=(build-essential cmake ninja-build binutils pkg-config
           libspdlog-dev libfmt-dev nlohmann-json3-dev libgtest-dev libgmock-dev zlib1g-dev
+          libprotobuf-dev protobuf-compiler
           clang-14 libclang-rt-14-dev
           openmpi-bin slurm-wlm munge
           chromium time)

@@ -6,6 +6,9 @@
 #include <string_view>
 
 #include "check/check_command.h"
+#ifdef CHAKRASHIM_WITH_CONVERT
+#include "convert/convert_command.h"
+#endif
 #include "link/link_command.h"
 #include "config_command.h"
 #include "report/report_command.h"
@@ -24,6 +27,7 @@ constexpr const char* kUsage =
     "commands:\n"
     "  check DIR|FILE...   check a capture against what Chakra and HTA need (docs/check.md)\n"
     "  link DIR            merge each rank's ET and device trace into Chakra's ET+ (docs/link.md)\n"
+    "  convert DIR|ET+     write Chakra's protobuf ET, PREFIX.R.et, for ASTRA-sim (docs/convert.md)\n"
     "  report DIR|FILE...  step times, top ops, GPU busy and overlap, rank skew (docs/report.md)\n"
     "  vars [--markdown]   list every CHAKRA_* variable with its grammar and default\n"
     "  config [--print]    validate this environment's CHAKRA_* variables as the library will\n"
@@ -93,9 +97,18 @@ int main(int argc, char** argv) {
   if (command == "config") return chakrashim::tools::config::run_config_command(argc - 1, argv + 1);
   if (command == "check") return chakrashim::tools::check::run_check_command(argc - 1, argv + 1);
   if (command == "link") return chakrashim::tools::link::run_link_command(argc - 1, argv + 1);
+  if (command == "convert") {
+#ifdef CHAKRASHIM_WITH_CONVERT
+    return chakrashim::tools::convert::run_convert_command(argc - 1, argv + 1);
+#else
+    std::fputs("chakrashim convert: this build has no protobuf (install libprotobuf-dev and "
+               "protobuf-compiler, as scripts/setup.sh does, and rebuild)\n", stderr);
+    return 2;
+#endif
+  }
   if (command == "report") return chakrashim::tools::report::run_report_command(argc - 1, argv + 1);
   std::string why = "unknown command '" + std::string(command) + "'";
-  if (const auto best = chakrashim::config::nearest_name(command, {"check", "link", "report", "vars", "config"}))
+  if (const auto best = chakrashim::config::nearest_name(command, {"check", "link", "convert", "report", "vars", "config"}))
     why += " (did you mean " + std::string(*best) + "?)";
   return chakrashim::tools::usage_error("", why);
 }

@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "common/json_stream_parser.h"
 #include "common/sax_outcome.h"
 #include "common/tool_schema.h"
 
@@ -149,7 +150,9 @@ bool EtSax::end() {
 EtSummary read_execution_trace(std::istream& in, const NodeConsumer& consumer) {
   EtSummary summary;
   EtSax sax(summary, consumer);
-  if (json::sax_parse(in, &sax)) summary.parse = ParseOutcome{true, false, {}};
+  const JsonStreamOutcome parsed = parse_json_stream(*in.rdbuf(), sax);
+  if (parsed.ok) summary.parse = ParseOutcome{true, false, {}};
+  else summary.parse = ParseOutcome{false, parsed.truncated, parsed.stopped ? "the reader stopped" : parsed.error};
   return summary;
 }
 

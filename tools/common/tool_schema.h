@@ -51,9 +51,12 @@ inline constexpr std::string_view kEtStructuralPrefix = "[pytorch|profiler|execu
 inline constexpr std::string_view kEtProcessGroupName = "## process_group:init ##";
 inline constexpr std::string_view kDefaultStepMarker = "Optimizer.step#";
 
-// ET schema versions each Chakra tool accepts (docs/trace-format.md).
+// ET schema versions each Chakra tool accepts (docs/trace-format.md). The
+// converter (PyTorchNode at Chakra 21585d8) parses nodes only of these four,
+// each with the -chakra.0.0.4 suffix; it also lists 1.1.1-chakra.1.0.0, but
+// reads no field of its nodes and then fails.
 inline constexpr std::array<std::string_view, 4> kConverterSchemas = {
-    "1.0.2", "1.0.3", "1.1.0", "1.1.1-chakra.0.0.4"};
+    "1.0.2-chakra.0.0.4", "1.0.3-chakra.0.0.4", "1.1.0-chakra.0.0.4", "1.1.1-chakra.0.0.4"};
 inline constexpr std::array<std::string_view, 6> kLinkerSchemas = {
     "1.0.1", "1.0.2", "1.0.3", "1.0.4", "1.1.0", "1.1.1-chakra.0.0.4"};
 

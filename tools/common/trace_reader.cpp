@@ -5,6 +5,7 @@
 
 #include "chakrashim/trace_schema.h"
 #include "common/json_capture.h"
+#include "common/json_stream_parser.h"
 #include "common/sax_outcome.h"
 #include "common/time_text.h"
 #include "common/tool_schema.h"
@@ -237,8 +238,9 @@ bool DeviceSax::end() {
 TraceSummary read_device_trace(std::istream& in, const EventConsumer& consumer) {
   TraceSummary summary;
   DeviceSax sax(summary, consumer);
-  const bool ok = json::sax_parse(in, &sax);
-  if (ok) summary.parse = ParseOutcome{true, false, {}};
+  const JsonStreamOutcome parsed = parse_json_stream(*in.rdbuf(), sax);
+  if (parsed.ok) summary.parse = ParseOutcome{true, false, {}};
+  else summary.parse = ParseOutcome{false, parsed.truncated, parsed.stopped ? "the reader stopped" : parsed.error};
   return summary;
 }
 

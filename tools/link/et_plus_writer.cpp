@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "common/json_stream_parser.h"
 #include "common/sax_outcome.h"
 #include "common/tool_schema.h"
 #include "link/et_plus_node.h"
@@ -196,8 +197,9 @@ WriteOutcome write_et_plus(std::istream& et, const LinkPlan& plan, const DeviceO
                            files::ByteSink& sink, const std::string& spool_dir) {
   WriteOutcome outcome;
   EtPlusSax sax(plan, device, sink, spool_dir, outcome);
-  const bool parsed = json::sax_parse(et, &sax);
-  outcome.ok = parsed && outcome.error.empty() && sink.ok();
+  const JsonStreamOutcome parsed = parse_json_stream(*et.rdbuf(), sax);
+  if (!parsed.ok && !parsed.stopped && outcome.error.empty()) outcome.error = "the ET: " + parsed.error;
+  outcome.ok = parsed.ok && outcome.error.empty() && sink.ok();
   if (!outcome.ok && outcome.error.empty()) outcome.error = "cannot write the output";
   return outcome;
 }

@@ -8,6 +8,7 @@
 
 #include "common/byte_stream.h"
 #include "common/capture_scan.h"
+#include "common/chunk_pipe.h"
 #include "common/et_reader.h"
 #include "common/pair_identity.h"
 #include "common/rank_pool.h"
@@ -139,12 +140,18 @@ bool write_output(const RankJob& job, const LinkPlan& plan, const DeviceOps& dev
       return false;
     }
     std::istream in(&stream);
+    // The uncompressed ET+ also goes to job.tee when set (convert's reader).
+    const auto write_into = [&](files::ByteSink& sink) {
+      if (job.tee == nullptr) return write_et_plus(in, plan, device, sink, dir);
+      TeeSink both(sink, *job.tee);
+      return write_et_plus(in, plan, device, both, dir);
+    };
     if (!job.gzip) {
-      written = write_et_plus(in, plan, device, file, dir);
+      written = write_into(file);
       return written.ok;
     }
     files::GzipSink gz(file);
-    written = write_et_plus(in, plan, device, gz, dir);
+    written = write_into(gz);
     return written.ok && gz.finish();
   };
   // No re-read to validate: the writer checked every write, and parsing the

@@ -11,12 +11,19 @@
 
 #include "link/et_plus_linker.h"
 
+namespace chakrashim::files {
+class ByteSink;
+}
+
 namespace chakrashim::tools::link {
 
 struct RankJob {
   std::uint64_t rank = 0;
   std::string host_path, device_path, output_path;
   bool gzip = false;  // also implied by an output name ending in .gz
+  // Also receives the ET+ as it is written, uncompressed (convert parses it
+  // meanwhile); not owned.
+  files::ByteSink* tee = nullptr;
 };
 
 struct RankResult {

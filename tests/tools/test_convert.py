@@ -1,0 +1,383 @@
+"""`chakrashim convert` as a user runs it (issue #19).
+
+1. Golden: the ET+ in ../shared/fixtures/chakra-link/ (chakra_trace_link's
+   output) converts to what chakra_converter wrote for it (chakra.0.et.gz),
+   compared node by node after decoding both with our schema (ids, names,
+   types, ctrl and data deps, inputs, outputs, every attribute) and byte for
+   byte; the host ET and device trace there, linked by `chakrashim link`
+   then converted, give the same nodes with durations within 1 us.
+2. Our captures: a 2-rank DDP capture over gloo and a capture with the
+   libcupti test double are converted from their folders (linked first);
+   every dep points at a node that is there, there is no cycle, comm nodes
+   carry their type and size (gloo on CPU has no comm records; a generated
+   NCCL pair does).
+3. Bad input: a plain ET, a device trace, a truncated gzip, invalid JSON, a
+   dependency cycle and an unknown schema each give one line naming the
+   file and the problem, exit status 1, and no output file.
+Plus --help, usage errors, --prefix, and reuse of an up-to-date ET+.
+"""
+import gzip
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "support"))
+import chakra_test as ct  # noqa: E402
+import link_trace_gen  # noqa: E402
+
+GOLDEN = os.path.join(ct.SOURCE_DIR, "..", "shared", "fixtures", "chakra-link")
+GOLDEN_WHY = ("no golden data at %s: ../shared/fixtures/chakra-link holds a real device trace, its host ET, "
+              "chakra_trace_link's ET+ (linked.0.json.gz) and chakra_converter's output for it (chakra.0.et.gz), "
+              "made with mlcommons/chakra 21585d8 (see its README)" % GOLDEN)
+DUMP = os.environ.get("CHAKRASHIM_TEST_ET_DUMP", "")
+PRELOAD = os.environ.get("CHAKRASHIM_TEST_PRELOAD", "")
+FAKE_CUPTI = os.environ.get("CHAKRASHIM_TEST_FAKE_CUPTI", "")
+JOBS = os.path.join(HERE, "..", "e2e", "jobs")
+THREAD_ROOT = "[pytorch|profiler|execution_trace|thread]"
+COMP, COMM_SEND, COMM_RECV, COMM_COLL, METADATA = 4, 5, 6, 7, 1
+
+
+def convert(*args, timeout=300):
+    return ct.run([ct.CLI, "convert", *args], env=ct.clean_env(), timeout=timeout)
+
+
+def dump(path):
+    """(metadata, [node]) of a .et, decoded with our schema."""
+    r = subprocess.run([DUMP, path], capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        raise AssertionError("chakrashim_et_dump %s: %s" % (path, r.stderr))
+    lines = [json.loads(line) for line in r.stdout.splitlines()]
+    return lines[0], lines[1:]
+
+
+def attrs(node):
+    return {a[0]: a[2] for a in node["attr"]}
+
+
+def graph_problems(nodes):
+    """What a simulator would trip on: deps on absent nodes, cycles."""
+    by_id = {n["id"]: n for n in nodes}
+    problems = []
+    for n in nodes:
+        for d in n["data_deps"]:
+            if d not in by_id:
+                problems.append("node %d: data dep %d is not there" % (n["id"], d))
+        for d in n["ctrl_deps"]:
+            # chakra_converter keeps a thread root's ctrl dep on the process
+            # node it drops as dangling; every other parent is there.
+            if d not in by_id and n["name"] != THREAD_ROOT:
+                problems.append("node %d: ctrl dep %d is not there" % (n["id"], d))
+    state = {}
+    for start in by_id:
+        if start in state:
+            continue
+        stack = [(start, iter(by_id[start]["data_deps"]))]
+        state[start] = 1
+        while stack:
+            nid, deps = stack[-1]
+            nxt = next(deps, None)
+            if nxt is None:
+                state[nid] = 2
+                stack.pop()
+            elif nxt in by_id and state.get(nxt) == 1:
+                problems.append("cycle through node %d" % nxt)
+                return problems
+            elif nxt in by_id and nxt not in state:
+                state[nxt] = 1
+                stack.append((nxt, iter(by_id[nxt]["data_deps"])))
+    return problems
+
+
+def comm_problems(nodes):
+    problems = []
+    for n in nodes:
+        a = attrs(n)
+        if n["type"] == COMM_COLL and ("comm_type" not in a or a.get("comm_size", 0) <= 0):
+            problems.append("collective %d lacks comm_type or comm_size" % n["id"])
+        if n["type"] in (COMM_SEND, COMM_RECV) and a.get("comm_size", 0) <= 0:
+            problems.append("send/recv %d lacks comm_size" % n["id"])
+    return problems
+
+
+class ConvertCase(unittest.TestCase):
+    def setUp(self):
+        self.assertTrue(ct.CLI, "CHAKRASHIM_TEST_CLI is not set")
+        self.assertTrue(DUMP, "CHAKRASHIM_TEST_ET_DUMP is not set")
+        self.root = ct.temp_dir(self)
+
+    def assert_ok(self, r):
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def assert_graph(self, path):
+        _, nodes = dump(path)
+        self.assertTrue(nodes, path)
+        self.assertEqual(graph_problems(nodes), [])
+        self.assertEqual(comm_problems(nodes), [])
+        return nodes
+
+
+class Golden(ConvertCase):
+    """Acceptance 1: what chakra_converter writes for Chakra's own ET+."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not os.path.isdir(GOLDEN):
+            raise unittest.SkipTest(GOLDEN_WHY)
+
+    def setUp(self):
+        super().setUp()
+        self.theirs = os.path.join(GOLDEN, "chakra.0.et.gz")
+
+    def compare(self, ours_path, exact_durations):
+        meta_o, ours = dump(ours_path)
+        meta_t, theirs = dump(self.theirs)
+        self.assertEqual(meta_o, meta_t)
+        self.assertEqual(len(ours), len(theirs))
+        self.assertEqual(len(ours), 18050, "one node (the process root) is dropped as dangling")
+        for o, t in zip(ours, theirs):
+            do, dt = o.pop("duration_micros"), t.pop("duration_micros")
+            self.assertEqual(o, t)
+            if exact_durations:
+                self.assertEqual(do, dt, o["id"])
+            else:
+                self.assertLessEqual(abs(do - dt), 1, o["id"])
+        return ours
+
+    def test_chakras_et_plus_converts_node_by_node_and_byte_for_byte(self):
+        out = os.path.join(self.root, "chakra.0.et")
+        r = convert(os.path.join(GOLDEN, "linked.0.json.gz"), "--output", out)
+        self.assert_ok(r)
+        self.assertIn("18050 nodes (21 collectives, 0 sends, 0 receives)", r.stdout)
+        ours = self.compare(out, exact_durations=True)
+        with open(out, "rb") as f, gzip.open(self.theirs, "rb") as g:
+            self.assertTrue(f.read() == g.read(), "not byte-identical to chakra.0.et")
+        colls = [n for n in ours if n["type"] == COMM_COLL]
+        self.assertEqual(len(colls), 21)
+        self.assertEqual(comm_problems(ours), [])
+        self.assertEqual(graph_problems(ours), [])
+
+    def test_linked_by_us_then_converted_gives_the_same_nodes(self):
+        et_plus = os.path.join(self.root, "linked.0.json")
+        r = ct.run([ct.CLI, "link", "--host", os.path.join(GOLDEN, "host.0.json.gz"),
+                    "--device", os.path.join(GOLDEN, "device.0.json.gz"), "--output", et_plus],
+                   env=ct.clean_env(), timeout=300)
+        self.assert_ok(r)
+        self.assert_ok(convert(et_plus))  # default output: linked.0.et
+        # Chakra's linker sums float microseconds, ours integer nanoseconds:
+        # a few exclusive durations differ by a few ns, so int() by 1 us.
+        self.compare(os.path.join(self.root, "linked.0.et"), exact_durations=False)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@unittest.skipUnless(ct.WITH_TORCH and PRELOAD, "needs torch and the preload (CHAKRA_WITH_TORCH)")
+class OurCaptures(ConvertCase):
+    """Acceptance 2: real captures, linked then converted from their folder."""
+
+    def test_two_rank_ddp_capture_over_gloo(self):
+        port = free_port()
+        procs = []
+        for rank in (0, 1):
+            env = ct.clean_env(LD_PRELOAD=PRELOAD, CHAKRA_PROFILE=1, CHAKRA_TRACE_DIR=self.root,
+                               CHAKRA_START_STEP=2, CHAKRA_END_STEP=4, RANK=rank, WORLD_SIZE=2,
+                               LOCAL_RANK=rank, MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
+            procs.append(subprocess.Popen([ct.PYTHON, os.path.join(JOBS, "ddp_gloo.py"), "6"], env=env,
+                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+        outputs = [p.communicate(timeout=300)[0] for p in procs]
+        if any(p.returncode != 0 for p in procs) and any("Gloo connectFullMesh" in o for o in outputs):
+            self.skipTest("gloo could not connect on loopback (flaky on a loaded machine, with or without the shim)")
+        self.assertEqual([p.returncode for p in procs], [0, 0], "\n".join(outputs))
+        r = convert(self.root)
+        self.assert_ok(r)
+        for rank in (0, 1):
+            self.assertRegex(r.stdout, r"rank %d: linked -> \S+0_linked/rank-%d\.json" % (rank, rank))
+            nodes = self.assert_graph(os.path.join(self.root, "0_et", "rank.%d.et" % rank))
+            # gloo on CPU: no GPU nodes, so no comm records either.
+            self.assertFalse([n for n in nodes if n["type"] in (COMM_COLL, COMM_SEND, COMM_RECV)])
+            self.assertTrue(all(attrs(n)["is_cpu_op"] for n in nodes))
+            self.assertTrue(any(n["name"].startswith("aten::") for n in nodes))
+            # The converter zeroes Optimizer.step's duration (it covers the step).
+            steps = [n for n in nodes if "Optimizer.step" in n["name"]]
+            self.assertTrue(steps)
+            self.assertEqual({n["duration_micros"] for n in steps}, {0})
+            self.assertGreater(sum(1 for n in nodes if n["data_deps"]), len(nodes) * 0.9)
+            self.assertTrue(any(n["type"] == METADATA for n in nodes), "## process_group:init ##")
+        # Converted again: the ET+ are up to date and not linked again.
+        again = convert(self.root)
+        self.assert_ok(again)
+        self.assertNotIn("linked ->", again.stdout)
+
+    @unittest.skipUnless(FAKE_CUPTI, "the libcupti test double was not built")
+    def test_capture_with_the_libcupti_double(self):
+        env = ct.clean_env(LD_PRELOAD=PRELOAD, CHAKRA_PROFILE=1, CHAKRA_TRACE_DIR=self.root,
+                           CHAKRA_START_STEP=2, CHAKRA_END_STEP=4, CHAKRA_CUPTI_LIB=FAKE_CUPTI)
+        job = ct.run([ct.PYTHON, os.path.join(JOBS, "plain_loop.py"), "12"], env=env, timeout=300)
+        self.assertEqual(job.returncode, 0, job.stdout + job.stderr)
+        prefix = os.path.join(self.root, "sim", "cupti")
+        r = convert(self.root, "--prefix", prefix)
+        self.assert_ok(r)
+        nodes = self.assert_graph(prefix + ".0.et")
+        gpu = [n for n in nodes if not attrs(n)["is_cpu_op"]]
+        self.assertGreater(len(gpu), 20)
+        by_id = {n["id"]: n for n in nodes}
+        for n in gpu:
+            self.assertEqual(n["type"], COMP, "the double emits no NCCL kernels")
+            self.assertEqual(len(n["ctrl_deps"]), 1)
+            self.assertTrue(attrs(by_id[n["ctrl_deps"][0]])["is_cpu_op"], "a GPU node under its launching op")
+            self.assertTrue(n["data_deps"], "a GPU node waits for the op before it")
+            self.assertEqual(attrs(n)["stream"], 7)
+
+
+class GeneratedPairs(ConvertCase):
+    def test_nccl_collectives_are_typed_and_sized(self):
+        et, dev = (os.path.join(self.root, n) for n in ("et.json", "device.json"))
+        link_trace_gen.generate(et, dev, steps=2, ops_per_step=20, threads=2, nccl_share=0.2, world_size=2)
+        linked = os.path.join(self.root, "linked.json.gz")
+        self.assert_ok(ct.run([ct.CLI, "link", "--host", et, "--device", dev, "--output", linked],
+                              env=ct.clean_env(), timeout=120))
+        out = os.path.join(self.root, "gen.0.et")
+        self.assert_ok(convert("--input", linked, "--output", out))
+        nodes = self.assert_graph(out)
+        colls = [n for n in nodes if n["type"] == COMM_COLL]
+        self.assertTrue(colls)
+        for n in colls:
+            a = attrs(n)
+            self.assertEqual(a["comm_type"], 0, "ALL_REDUCE from ncclDevKernel_AllReduce")
+            self.assertGreater(a["comm_size"], 0)
+
+
+class BadInput(ConvertCase):
+    """Acceptance 4: one line naming the file and the problem, exit 1, no output."""
+
+    def linked_text(self):
+        et, dev = (os.path.join(self.root, n) for n in ("et.json", "device.json"))
+        link_trace_gen.generate(et, dev, steps=1, ops_per_step=6, threads=2)
+        linked = os.path.join(self.root, "good.json")
+        self.assert_ok(ct.run([ct.CLI, "link", "--host", et, "--device", dev, "--output", linked],
+                              env=ct.clean_env(), timeout=120))
+        with open(linked) as f:
+            return f.read()
+
+    def write(self, name, data):
+        path = os.path.join(self.root, name)
+        with open(path, "wb") as f:
+            f.write(data if isinstance(data, bytes) else data.encode())
+        return path
+
+    def assert_refused(self, path, *phrases):
+        out_dir = os.path.join(self.root, "out")
+        os.makedirs(out_dir, exist_ok=True)
+        out = os.path.join(out_dir, "x.0.et")
+        r = convert(path, "--output", out)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        lines = r.stderr.splitlines()
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertIn(path + ": ", lines[0])
+        for p in phrases:
+            self.assertIn(p, lines[0])
+        self.assertEqual(os.listdir(out_dir), [], "no output and no .partial")
+
+    def test_the_good_one_converts(self):
+        path = self.write("ok.json", self.linked_text())
+        self.assert_ok(convert(path))
+        self.assert_graph(os.path.join(self.root, "ok.et"))
+
+    def test_a_plain_et_never_linked(self):
+        et, dev = (os.path.join(self.root, n) for n in ("et.json", "device.json"))
+        link_trace_gen.generate(et, dev, steps=1, ops_per_step=6, threads=2)
+        self.assert_refused(et, "a host ET that was never linked", "chakrashim link")
+
+    def test_a_device_trace(self):
+        et, dev = (os.path.join(self.root, n) for n in ("et.json", "device.json"))
+        link_trace_gen.generate(et, dev, steps=1, ops_per_step=6, threads=2)
+        self.assert_refused(dev, "a device trace (Kineto format")
+
+    def test_a_truncated_gzip(self):
+        packed = gzip.compress(self.linked_text().encode())
+        self.assert_refused(self.write("cut.json.gz", packed[: len(packed) * 2 // 3]), "truncated")
+
+    def test_invalid_json(self):
+        text = self.linked_text()
+        at = text.index('"name"', 2000)
+        self.assert_refused(self.write("bad.json", text[:at] + "name" + text[at + 6:]), "invalid JSON")
+
+    def test_a_dependency_cycle(self):
+        doc = json.loads(self.linked_text())
+        by_thread = {}
+        for n in doc["nodes"]:
+            parent = next((p for p in doc["nodes"] if p["id"] == n["ctrl_deps"]), None)
+            if parent is not None and parent["name"] == THREAD_ROOT and parent["id"] != n["id"]:
+                by_thread.setdefault(parent["id"], []).append(n)
+        first, second = (ops[0] for ops in list(by_thread.values())[:2])
+        first["inter_thread_dep"], second["inter_thread_dep"] = second["id"], first["id"]
+        self.assert_refused(self.write("cycle.json", json.dumps(doc)), "dependency cycle: ",
+                            "node %d" % first["id"], "node %d" % second["id"])
+
+    def test_an_unknown_schema(self):
+        text = self.linked_text().replace('"schema":"1.1.1-chakra.0.0.4"', '"schema":"1.0.3"', 1)
+        self.assertIn('"schema":"1.0.3"', text)
+        self.assert_refused(self.write("old.json", text), "ET schema '1.0.3' is not one chakra_converter reads",
+                            "1.0.3-chakra.0.0.4")
+
+    def test_a_missing_file(self):
+        r = convert(os.path.join(self.root, "nope.json"))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("nope.json: no such file or folder", r.stderr)
+
+
+class Cli(ConvertCase):
+    def test_help_says_what_it_does(self):
+        r = convert("--help")
+        self.assert_ok(r)
+        for phrase in ("chakra_converter PyTorch", "PREFIX.R.et", "--prefix", "sync", "exit status"):
+            self.assertIn(phrase, r.stdout)
+        main = ct.run([ct.CLI, "--help"], env=ct.clean_env())
+        self.assertIn("convert DIR|ET+", main.stdout)
+
+    def test_usage_errors_exit_2(self):
+        for args in ([], ["--bogus"], ["a", "b"], ["--jobs", "0", "x"], ["--simulate", "x"],
+                     ["--input", "a", "b"], ["--output"]):
+            r = convert(*args)
+            self.assertEqual(r.returncode, 2, args)
+            self.assertIn("chakrashim convert --help", r.stderr)
+            self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+
+    def test_a_capture_folder_with_a_rank_missing_its_device_trace_fails(self):
+        for rank in (0, 1):
+            d = os.path.join(self.root, "0_chakra")
+            os.makedirs(d, exist_ok=True)
+            os.makedirs(os.path.join(self.root, "0_kineto"), exist_ok=True)
+            link_trace_gen.generate(os.path.join(d, "rank-%d.json" % rank),
+                                    os.path.join(self.root, "0_kineto", "rank-%d.json" % rank),
+                                    rank=rank, steps=1, ops_per_step=6, world_size=2)
+        os.remove(os.path.join(self.root, "0_kineto", "rank-1.json"))
+        r = convert(self.root)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertRegex(r.stderr, r"rank 1 .*no device trace")
+        self.assertTrue(os.path.exists(os.path.join(self.root, "0_et", "rank.0.et")))
+
+    def test_a_linked_folder_converts_as_it_is(self):
+        src = os.path.join(self.root, "0_chakra")
+        os.makedirs(src)
+        os.makedirs(os.path.join(self.root, "0_kineto"))
+        link_trace_gen.generate(os.path.join(src, "rank-0.json"), os.path.join(self.root, "0_kineto", "rank-0.json"),
+                                steps=1, ops_per_step=6)
+        self.assert_ok(ct.run([ct.CLI, "link", self.root], env=ct.clean_env(), timeout=120))
+        r = convert(os.path.join(self.root, "0_linked"), "--jobs", "1")
+        self.assert_ok(r)
+        self.assertNotIn("linked ->", r.stdout)
+        self.assert_graph(os.path.join(self.root, "0_et", "rank.0.et"))
+
+
+if __name__ == "__main__":
+    unittest.main()

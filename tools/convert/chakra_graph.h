@@ -1,0 +1,49 @@
+// chakra_converter's graph over an ET+ (PyTorchConverter.convert at Chakra
+// 21585d8), step by step:
+//   1. nodes that are not GPU ops are converted in file order, each followed
+//      by its GPU children; a node's ctrl dep is its parent when the parent
+//      was converted before it; GPU children get their type and comm attrs;
+//   2. from each thread root, a depth-first walk over children (smallest id
+//      first) turns the call order into data deps: a CPU node depends on the
+//      CPU node visited before it (and on its inter_thread_dep), a GPU node
+//      on the node visited before it; HTA's sync deps are kept only when the
+//      prior node started earlier, and the converter never sets a start
+//      time, so none is kept;
+//   3. nodes with no data deps that nothing depends on are dropped;
+//   4. a dep on a node that is not there, or a cycle, is an error.
+// The result is the nodes to write, in id order.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "convert/et_encoding.h"
+#include "convert/et_plus_reader.h"
+
+namespace chakrashim::tools::convert {
+
+struct ChakraNode {
+  std::uint32_t index = 0;  // into EtPlus::nodes
+  NodeKind kind = NodeKind::comp;
+  std::optional<std::uint64_t> ctrl_dep;
+  std::vector<std::uint64_t> data_deps;
+  std::string comm;  // encoded comm attrs (et_encoding.h), empty if none
+};
+
+struct GraphStats {
+  std::uint64_t converted = 0, dropped_dangling = 0, written = 0;
+  std::uint64_t collectives = 0, sends = 0, receives = 0;
+};
+
+struct ChakraGraph {
+  bool ok = false;
+  std::string error;               // one line
+  std::vector<ChakraNode> nodes;   // to write, in id order
+  GraphStats stats;
+};
+
+ChakraGraph build_chakra_graph(const EtPlus& trace, NodeEncoder& encoder);
+
+}  // namespace chakrashim::tools::convert

@@ -1,0 +1,222 @@
+#include "convert/convert_runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <regex>
+#include <system_error>
+#include <thread>
+
+#include "common/capture_scan.h"
+#include "common/chunk_pipe.h"
+#include "common/rank_pool.h"
+#include "convert/et_encoding.h"
+#include "convert/et_plus_reader.h"
+#include "convert/node_rules.h"
+#include "files/publish.h"
+
+namespace chakrashim::tools::convert {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+double since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+bool write_et(const std::string& output, const EtPlus& trace, const ChakraGraph& graph, NodeEncoder& encoder,
+              std::string& error) {
+  const fs::path target(output);
+  const std::string dir = target.has_parent_path() ? target.parent_path().string() : std::string(".");
+  if (const auto made = files::make_dirs(dir); !made.ok) {
+    error = made.error;
+    return false;
+  }
+  const auto produce = [&](files::ByteSink& sink) {
+    EtRecordWriter writer(sink);
+    writer.metadata(trace.meta);
+    for (const ChakraNode& c : graph.nodes) {
+      const EtPlusNode& n = trace.nodes[c.index];
+      HeadFields head;
+      head.id = n.id;
+      head.name = n.name;
+      head.kind = c.kind;
+      head.ctrl_dep = c.ctrl_dep;
+      head.data_deps = &c.data_deps;
+      // int(exclusive_dur), zeroed for Optimizer.step as the converter does.
+      head.duration_micros = zero_duration_name(n.name) ? 0 : static_cast<std::uint64_t>(n.exclusive_dur);
+      const std::string encoded = encoder.head(head);
+      writer.record({encoded, n.tail, c.comm});
+    }
+    return writer.flush();
+  };
+  // Like chakra_converter, an existing output is replaced.
+  const auto published = files::publish_file(output, produce, nullptr, true);
+  if (!published.ok) error = published.error;
+  return published.ok;
+}
+
+// An ET+ that link wrote for these inputs and that is not older than them.
+std::optional<std::string> fresh_et_plus(const link::RankJob& job) {
+  std::error_code ec;
+  const auto host_time = fs::last_write_time(job.host_path, ec);
+  if (ec) return std::nullopt;
+  const auto device_time = fs::last_write_time(job.device_path, ec);
+  if (ec) return std::nullopt;
+  for (const std::string& candidate : {job.output_path, job.output_path + ".gz"}) {
+    const auto t = fs::last_write_time(candidate, ec);
+    if (!ec && t >= host_time && t >= device_time) return candidate;
+  }
+  return std::nullopt;
+}
+
+std::string et_name(const std::string& prefix, std::uint64_t rank) { return prefix + "." + std::to_string(rank) + ".et"; }
+
+// A JOB_linked[.i] folder: its rank-R.json[.gz] files are the ET+ inputs.
+bool plan_linked_folder(const fs::path& folder, const std::string& prefix, ConvertPlan& plan) {
+  static const std::regex kLinked(R"(^(.+)_linked(\.\d+)?$)");
+  std::smatch m;
+  const std::string name = folder.filename().string();
+  if (!std::regex_match(name, m, kLinked)) return false;
+  const std::string out_prefix =
+      prefix.empty() ? (folder.parent_path() / (m[1].str() + "_et" + m[2].str()) / "rank").string() : prefix;
+  std::error_code ec;
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(folder, ec)) {
+    if (entry.is_regular_file(ec)) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    const std::string file = f.filename().string();
+    if (is_partial_name(file) || file.rfind("rank-", 0) != 0) continue;
+    const auto rank = rank_from_file_name(file);
+    if (!rank) continue;
+    plan.jobs.push_back({*rank, f.string(), et_name(out_prefix, *rank), std::nullopt});
+  }
+  if (plan.jobs.empty()) plan.error = folder.string() + ": no rank-R.json ET+ files";
+  return true;
+}
+
+}  // namespace
+
+ConvertResult convert_one(const ConvertJob& job, std::atomic<std::uint64_t>* progress) {
+  const auto start = std::chrono::steady_clock::now();
+  ConvertResult out;
+  out.rank = job.rank;
+  out.input = job.input;
+  out.output = job.output;
+  EtPlusRead read;
+  if (job.link_first) {
+    // Link writes the ET+ file and, through a pipe, this rank's reader on
+    // a second thread: the two steps overlap instead of reading it back.
+    ChunkPipe pipe;
+    std::thread reader([&] {
+      read = read_et_plus(pipe.source());
+      pipe.abandon();
+    });
+    link::RankJob link_job = *job.link_first;
+    link_job.tee = &pipe.sink();
+    const link::RankResult linked = link::link_rank(link_job);
+    pipe.close();
+    reader.join();
+    out.linked = true;
+    out.link_seconds = linked.seconds;
+    out.link_warnings = linked.warnings;
+    if (!linked.ok) {
+      out.error = "link: " + linked.error;
+      out.seconds = since(start);
+      return out;
+    }
+  } else {
+    read = read_et_plus(job.input, progress);
+  }
+  NodeEncoder encoder;
+  if (!read.ok) {
+    out.error = job.input + ": " + read.error;
+  } else {
+    out.nodes_read = read.trace.nodes.size();
+    const ChakraGraph graph = build_chakra_graph(read.trace, encoder);
+    out.stats = graph.stats;
+    if (!graph.ok) out.error = job.input + ": " + graph.error;
+    else out.ok = write_et(job.output, read.trace, graph, encoder, out.error);
+  }
+  out.seconds = since(start);
+  return out;
+}
+
+ConvertPlan plan_convert(const std::string& dir, const std::string& prefix) {
+  ConvertPlan plan;
+  std::error_code ec;
+  const fs::path root = fs::absolute(fs::path(dir), ec).lexically_normal();
+  const fs::path self = root.has_filename() ? root : root.parent_path();
+  if (plan_linked_folder(self, prefix, plan)) return plan;
+  const link::CapturePlan captured = link::plan_capture(dir, "", false);
+  plan.skipped = captured.skipped;
+  if (!captured.error.empty()) {
+    plan.error = captured.error;
+    return plan;
+  }
+  // One output prefix per run (JOB or JOB.i); --prefix takes one run only.
+  std::vector<std::string> run_dirs;
+  for (const link::RankJob& j : captured.jobs) {
+    const std::string linked_dir = fs::path(j.output_path).parent_path().string();
+    if (std::find(run_dirs.begin(), run_dirs.end(), linked_dir) == run_dirs.end()) run_dirs.push_back(linked_dir);
+  }
+  if (!prefix.empty() && run_dirs.size() > 1) {
+    plan.error = dir + " holds " + std::to_string(run_dirs.size()) + " runs; --prefix takes one: give one run's folder";
+    return plan;
+  }
+  for (const link::RankJob& j : captured.jobs) {
+    const fs::path linked_dir = fs::path(j.output_path).parent_path();
+    std::string out_prefix = prefix;
+    if (out_prefix.empty()) {
+      // JOB_linked[.i] -> JOB_et[.i]; loose files' "linked" -> "et".
+      std::string name = linked_dir.filename().string();
+      const auto at = name.find("_linked");
+      name = at == std::string::npos ? "et" : name.substr(0, at) + "_et" + name.substr(at + 7);
+      out_prefix = (linked_dir.parent_path() / name / "rank").string();
+    }
+    ConvertJob job{j.rank, j.output_path, et_name(out_prefix, j.rank), std::nullopt};
+    if (const auto existing = fresh_et_plus(j)) job.input = *existing;
+    else job.link_first = j;
+    plan.jobs.push_back(std::move(job));
+  }
+  return plan;
+}
+
+std::string default_output_for(const std::string& input) {
+  std::string base = input;
+  for (const char* suffix : {".gz", ".json"}) {
+    const std::string s(suffix);
+    if (base.size() > s.size() && base.compare(base.size() - s.size(), s.size(), s) == 0) base.resize(base.size() - s.size());
+  }
+  return base + ".et";
+}
+
+std::vector<ConvertResult> convert_all(const std::vector<ConvertJob>& jobs, std::size_t threads,
+                                       std::atomic<std::uint64_t>* progress) {
+  std::vector<ConvertResult> results(jobs.size());
+  for_each_index(jobs.size(), threads, [&](std::size_t i) { results[i] = convert_one(jobs[i], progress); });
+  return results;
+}
+
+std::string summary_line(const ConvertResult& r) {
+  const std::string who = "rank " + std::to_string(r.rank) + ": ";
+  if (!r.ok) return who + "error: " + r.error;
+  char time[48];
+  std::string line = who;
+  if (r.linked) {
+    std::snprintf(time, sizeof time, "%.2f s", r.link_seconds);
+    line += "linked -> " + r.input + " (" + time + "), ";
+  }
+  const GraphStats& s = r.stats;
+  line += std::to_string(s.written) + " nodes (" + std::to_string(s.collectives) + " collectives, " +
+          std::to_string(s.sends) + " sends, " + std::to_string(s.receives) + " receives)";
+  if (s.dropped_dangling > 0) line += ", " + std::to_string(s.dropped_dangling) + " dropped as dangling";
+  std::snprintf(time, sizeof time, "%.2f s", r.seconds);
+  return line + " -> " + r.output + " (" + time + ")";
+}
+
+}  // namespace chakrashim::tools::convert

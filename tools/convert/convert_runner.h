@@ -1,0 +1,63 @@
+// `chakrashim convert` jobs: one ET+ into one Chakra ET (written as a
+// .partial, renamed when complete), and every rank of a capture, in
+// parallel, linking first where no up-to-date ET+ exists. Messages only;
+// the command prints them.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "convert/chakra_graph.h"
+#include "link/link_runner.h"
+
+namespace chakrashim::tools::convert {
+
+struct ConvertJob {
+  std::uint64_t rank = 0;
+  std::string input;   // the ET+
+  std::string output;  // the .et
+  // Set when the ET+ must be made first: `input` is then link's output.
+  std::optional<link::RankJob> link_first;
+};
+
+struct ConvertResult {
+  std::uint64_t rank = 0;
+  bool ok = false;
+  std::string error;  // one line naming the file, when !ok
+  std::string input, output;
+  bool linked = false;  // the ET+ was made by this run
+  double link_seconds = 0, seconds = 0;
+  std::vector<std::string> link_warnings;
+  std::uint64_t nodes_read = 0;
+  GraphStats stats;
+};
+
+ConvertResult convert_one(const ConvertJob& job, std::atomic<std::uint64_t>* progress = nullptr);
+
+struct ConvertPlan {
+  std::vector<ConvertJob> jobs;
+  std::vector<std::string> skipped;  // ranks that cannot be converted, as lines
+  std::string error;
+};
+
+// The ranks of a capture folder (a trace root, one JOB_chakra/JOB_kineto
+// folder, or a JOB_linked folder of ET+ files). Each rank's ET+ is
+// JOB_linked/rank-R.json[.gz], made first when missing or older than its
+// inputs. Outputs are PREFIX.R.et; `prefix` empty: JOB_et/rank beside the
+// capture's folders.
+ConvertPlan plan_convert(const std::string& dir, const std::string& prefix);
+
+// The .et name for a single ET+ without --output: "linked.0.json.gz" ->
+// "linked.0.et".
+std::string default_output_for(const std::string& input);
+
+std::vector<ConvertResult> convert_all(const std::vector<ConvertJob>& jobs, std::size_t threads,
+                                       std::atomic<std::uint64_t>* progress = nullptr);
+
+// "rank 0: 18050 nodes (21 collectives, 0 sends, 0 receives), 1 dropped as dangling -> OUT (0.9 s)"
+std::string summary_line(const ConvertResult& r);
+
+}  // namespace chakrashim::tools::convert

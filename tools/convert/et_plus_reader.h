@@ -1,0 +1,55 @@
+// Reads an ET+ (a host ET that chakra_trace_link or `chakrashim link` has
+// joined with its device trace) the way chakra_converter's PyTorchNode reads
+// it, in one streaming pass: per node the few fields the graph rules need,
+// and the node's inputs, outputs and attributes already encoded (the tail,
+// et_encoding.h). Inputs and outputs are never held as JSON.
+//
+// Rejected, each with one line: a file that is not JSON or ends early, a
+// device trace, a schema the converter does not read, a host ET that was
+// never linked, and a node the converter would fail on (a missing key or
+// attribute, a value of the wrong kind).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "convert/et_encoding.h"
+
+namespace chakrashim::tools::convert {
+
+struct EtPlusNode {
+  std::uint64_t id = 0;
+  std::optional<std::uint64_t> parent;  // ctrl_deps; negative or null: none
+  std::string name;
+  bool gpu = false;                     // has a "cat" that is not null
+  std::int64_t exclusive_dur = 0;       // int() of it, 0 when absent
+  std::uint64_t inter_thread_dep = 0;   // 0: none (the converter tests truthiness)
+  std::string pg_name;                  // "" when absent
+  std::optional<std::int64_t> comm_size;  // nullopt: inputs the converter cannot size
+  std::string tail;                     // encoded inputs, outputs, attributes
+};
+
+struct EtPlus {
+  MetadataFields meta;
+  std::vector<EtPlusNode> nodes;  // in file order
+};
+
+struct EtPlusRead {
+  bool ok = false;
+  std::string error;  // one line, without the path
+  EtPlus trace;
+};
+
+// `progress`, when given, counts the file's bytes as they are read.
+EtPlusRead read_et_plus(const std::string& path, std::atomic<std::uint64_t>* progress = nullptr);
+// The same from bytes already open (the pipe from link's writer).
+EtPlusRead read_et_plus(std::streambuf& in);
+
+// The schemas chakra_converter reads (PyTorchNode at Chakra 21585d8): it
+// lists 1.1.1-chakra.1.0.0 too, but parses no node of that version.
+bool converter_reads_schema(std::string_view schema);
+
+}  // namespace chakrashim::tools::convert

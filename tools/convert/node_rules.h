@@ -1,0 +1,39 @@
+// chakra_converter's rules for one node, from names alone (Chakra 21585d8,
+// PyTorchConverter and PyTorchNode).
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "convert/et_encoding.h"
+
+namespace chakrashim::tools::convert {
+
+// The per-thread roots the converter walks from:
+// "[pytorch|profiler|execution_trace|thread]" (and execution_graph's).
+bool is_root_name(std::string_view name);
+
+// "## process_group:init ##": a METADATA node, even with a "cat".
+bool is_metadata_name(std::string_view name);
+
+// Nodes whose duration the converter zeroes ("covering more than 90% of the
+// runtime"): any name containing "Optimizer.step".
+bool zero_duration_name(std::string_view name);
+
+// A GPU node's type. Send/recv kernels (ncclDevKernel_SendRecv) take it from
+// their launcher's name (the op above record_param_comms when that is the
+// parent): "send" -> COMM_SEND, "recv" -> COMM_RECV; other NCCL kernels
+// (ncclKernel*, ncclDevKernel*) are collectives, the rest compute.
+//   parent_name: the GPU node's parent; launcher_name: the parent's parent,
+//   asked for only when the parent is record_param_comms.
+bool is_send_recv_kernel(std::string_view gpu_name);
+bool launcher_is_grandparent(std::string_view parent_name);  // == "record_param_comms"
+NodeKind gpu_node_kind(std::string_view gpu_name, std::string_view launcher_name);
+
+// A collective's type from its kernel's name, lower-cased without '_' and
+// '-': allreduce, alltoall, allgather, reducescatter, broadcast, in that
+// order; a SendRecv kernel is an all-to-all. nullopt where the converter
+// raises ValueError.
+std::optional<CollKind> collective_kind(std::string_view gpu_name);
+
+}  // namespace chakrashim::tools::convert
