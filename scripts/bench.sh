@@ -7,7 +7,10 @@
 #    the preload (what every process that inherits LD_PRELOAD pays).
 # 2. bench_capture.py: training-step time on examples/train_tiny.py without
 #    the shim, with it outside and inside its window, and NeMo's in-script
-#    torch.profiler way over the same steps.
+#    torch.profiler way over the same steps. bench_spans.py: what op spans
+#    cost per op beside torch.profiler's CPU-only recording, on an op-heavy
+#    loop, in step time and (with valgrind, full mode only) in instructions
+#    under callgrind, which a busy machine does not disturb.
 # 3. bench_memory, bench_check, bench_link, bench_convert: memory cap, check,
 #    link, and link + convert from a capture folder.
 # 4. chakrashim_bench_decode: CUPTI records decoded and written per second.
@@ -39,6 +42,11 @@ status=0
 echo
 if "$python" -c 'import torch' 2>/dev/null && [ -f "$build/shim/libchakrashim_torch.so" ]; then
   "$python" "$here/bench_capture.py" --preload "$preload" $quick || status=1
+  echo
+  "$python" "$here/bench_spans.py" --preload "$preload" $quick || status=1
+  if [ -z "$quick" ] && command -v valgrind >/dev/null; then
+    echo; "$python" "$here/bench_spans.py" --preload "$preload" --instructions || status=1
+  fi
   echo
   "$python" "$here/bench_memory.py" --preload "$preload" --cap 8M $quick || status=1
 else

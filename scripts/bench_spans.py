@@ -11,9 +11,17 @@ rounds:
 and prints the median step time inside the window (and outside it, for
 idle), the added cost per op of each recorder and the ratios. The op count
 comes from the spans run's own device trace.
+
+With --instructions (needs valgrind), it counts instead the instructions
+the window's inner steps execute under callgrind, for plain, profiler and
+spans: the same count for the same binaries whatever else the machine is
+doing, so the ratio holds on a busy 2-core machine where step times do not.
+An instruction is not a nanosecond (a cache miss or a clock read costs
+more than its count), so both figures are printed where both were run.
 """
 import argparse
 import glob
+import shutil
 import json
 import os
 import statistics
@@ -43,9 +51,73 @@ def run(kind, args, tmp, i):
         return [float(t) for t in f.read().split()]
 
 
-def ops_per_step(tmp, args):
+def build_region_lib(tmp):
+    """callgrind_region.c as a shared library (valgrind's header only)."""
+    lib = os.path.join(tmp, "libcallgrind_region.so")
+    cc = shutil.which("cc") or shutil.which("gcc")
+    subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", lib,
+                    os.path.join(HERE, "bench_jobs", "callgrind_region.c")], check=True)
+    return lib
+
+
+def count_instructions(kind, args, tmp, lib):
+    """Instructions of steps start+1 .. end-1 (inside the window), from
+    callgrind's dump of that region."""
+    out = os.path.join(tmp, f"cg-{kind}.txt")
+    cg = os.path.join(tmp, f"callgrind-{kind}.%p")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CHAKRA_") and k != "LD_PRELOAD"}
+    env["PYTHONHASHSEED"] = "0"
+    cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={cg}",
+           sys.executable, JOB, "--steps", str(args.end + 2), "--out", out,
+           "--region", str(args.start + 1), str(args.end - 1), "--region-lib", lib]
+    if kind == "profiler":
+        cmd += ["--profiler", str(args.start), str(args.end)]
+    if kind in ("spans", "idle"):
+        # idle: loaded, its window never reached (the cost outside a window)
+        first, last = (args.start, args.end) if kind == "spans" else (10 ** 9, 10 ** 9)
+        env.update(LD_PRELOAD=args.preload, CHAKRA_PROFILE="1", CHAKRA_HOST_TRACE="0",
+                   CHAKRA_TRACE_DIR=os.path.join(tmp, f"traces-cg-{kind}"), CHAKRA_LOG_LEVEL="warn",
+                   CHAKRA_START_STEP=str(first), CHAKRA_END_STEP=str(last))
+    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    dumps = [p for p in glob.glob(os.path.join(tmp, f"callgrind-{kind}.*")) if p.endswith(".1")]
+    if len(dumps) != 1:
+        raise SystemExit(f"bench_spans: no callgrind dump of the region for {kind}")
+    with open(dumps[0]) as f:
+        for line in f:
+            if line.startswith("totals:") or line.startswith("summary:"):
+                return int(line.split()[1])
+    raise SystemExit(f"bench_spans: no total in {dumps[0]}")
+
+
+def instructions(args):
+    if not shutil.which("valgrind"):
+        print("bench_spans --instructions: valgrind is not installed (apt-get install valgrind)")
+        return 1
+    args.start, args.end = (5, 8) if args.quick else (5, 26)
+    steps = args.end - args.start - 1
+    with tempfile.TemporaryDirectory() as tmp:
+        lib = build_region_lib(tmp)
+        counts = {k: count_instructions(k, args, tmp, lib)
+                  for k in ("plain", "profiler", "spans", "idle")}
+        ops = ops_per_step(tmp, args, pattern="traces-cg-spans")
+    n = ops * steps
+    plain = counts["plain"]
+    prof = (counts["profiler"] - plain) / n
+    spans = (counts["spans"] - plain) / n
+    print(f"op spans on scripts/bench_jobs/mlp_loop.py under callgrind: instructions of {steps} "
+          f"steps inside the window, {ops:.0f} ops a step{' [quick mode]' if args.quick else ''}")
+    print(f"  plain                  {plain / n:8.0f} instructions/op")
+    print(f"  torch.profiler (CPU)   +{prof:7.0f} instructions/op")
+    print(f"  chakrashim spans       +{spans:7.0f} instructions/op")
+    print(f"  spans' added cost / torch.profiler's: {spans / prof:.2f} (target <= 0.5)")
+    print(f"  outside the window: chakrashim idle / plain = {counts['idle'] / plain:.4f} "
+          f"(target <= 1.005)")
+    return 0
+
+
+def ops_per_step(tmp, args, pattern="traces-spans-*"):
     """Spans in one captured step of the last spans run's device trace."""
-    paths = sorted(glob.glob(os.path.join(tmp, "traces-spans-*", "*_kineto", "rank-0.json")))
+    paths = sorted(glob.glob(os.path.join(tmp, pattern, "*_kineto", "rank-0.json")))
     if not paths:
         return None
     with open(paths[-1]) as f:
@@ -59,7 +131,11 @@ def main():
     ap.add_argument("--preload", required=True)
     ap.add_argument("--quick", action="store_true", help="one short round: proves the script works")
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--instructions", action="store_true",
+                    help="count instructions under callgrind instead of timing steps")
     args = ap.parse_args()
+    if args.instructions:
+        return instructions(args)
     rounds = 1 if args.quick else args.rounds
     args.steps, args.start, args.end = (30, 10, 20) if args.quick else (600, 200, 400)
     kinds = ["plain", "profiler", "spans", "idle"]

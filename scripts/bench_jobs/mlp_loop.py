@@ -2,13 +2,17 @@
 hundred ops a step, a few hundred microseconds), SGD, fixed data.
 
   python mlp_loop.py --steps N --out FILE [--profiler START END]
+                     [--region A B --region-lib LIB]
 
 Writes each step's wall time (seconds, one per line) to FILE. With
 --profiler, runs torch.profiler (CPU activity only, no shapes, no stack, no
 ET) from the start of step START to the end of step END, as a user measuring
 the same steps would; its stop and export come after END and are not timed.
+With --region, calls LIB's region_start before step A and region_stop after
+step B (callgrind's client requests: scripts/bench_jobs/callgrind_region.c).
 """
 import argparse
+import ctypes
 import time
 
 import torch
@@ -17,7 +21,10 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--steps", type=int, required=True)
 ap.add_argument("--out", required=True)
 ap.add_argument("--profiler", nargs=2, type=int)
+ap.add_argument("--region", nargs=2, type=int)
+ap.add_argument("--region-lib")
 args = ap.parse_args()
+region = ctypes.CDLL(args.region_lib) if args.region else None
 
 torch.manual_seed(0)
 torch.set_num_threads(1)
@@ -33,12 +40,16 @@ for step in range(args.steps):
     if args.profiler and step == args.profiler[0]:
         prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
         prof.__enter__()
+    if region is not None and step == args.region[0]:
+        region.region_start()
     t0 = time.perf_counter()
     loss = torch.nn.functional.mse_loss(model(x), y)
     opt.zero_grad()
     loss.backward()
     opt.step()
     times.append(time.perf_counter() - t0)
+    if region is not None and step == args.region[1]:
+        region.region_stop()
     if prof is not None and step == args.profiler[1]:
         prof.__exit__(None, None, None)
         prof = None

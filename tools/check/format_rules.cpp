@@ -65,7 +65,7 @@ const std::array<Rule, kRuleCount> kRules = {{
      "Chakra's own linker (chakra_trace_link) will refuse this pair: HTA fails with KeyError "
      "'cuda_runtime'; use chakrashim link"},
     {et_schema, "et.schema", W, "the ET schema is one chakra_converter accepts",
-     "the converter accepts 1.0.2, 1.0.3, 1.1.0 and 1.1.1-chakra.0.0.4; capture with torch >= 2.5"},
+     "the converter accepts 1.0.2, 1.0.3, 1.1.0 and 1.1.1, each with the -chakra.0.0.4 suffix; capture with torch >= 2.5"},
     {ranks_filtered, "ranks.filtered", W, "ranks absent because of CHAKRA_RANKS",
      "expected with CHAKRA_RANKS; widen it to capture every rank"},
     {steps_partial_last, "steps.partial_last", W, "the metadata flags a partial last step",

@@ -6,6 +6,7 @@
 #include <torch/csrc/profiler/util.h>
 
 #include "bridge/capture.h"
+#include "bridge/span_store.h"
 #include "chakrashim/collector.h"
 
 namespace chakrashim::bridge {
@@ -61,34 +62,41 @@ struct SpanContext final : at::ObserverContext {
   std::int64_t start_ns = 0;
   std::uint64_t tid = 0;  // where it started: an async record may end elsewhere
   std::uint64_t external_id = 0;
+  SpanStore::ThreadBuffer* buffer = nullptr;  // the starting thread's spans
   bool keep = false;
   bool pushed = false;  // our external id is on CUPTI's stack for this op
 };
 
-// One thread's free SpanContext blocks. Bounded: ops nest only so deep.
-struct ContextFreeList {
+// What the op-span callback keeps per thread, in one thread_local: in a
+// dlopen'ed library each distinct thread_local costs a call to
+// __tls_get_addr, and the op path reaches this state once per callback.
+struct SpanThread {
   struct Node {
     Node* next;
   };
-  static constexpr int kMax = 256;
-  Node* head = nullptr;
-  int count = 0;
-  ~ContextFreeList() {
-    while (head) {
-      Node* n = head;
-      head = n->next;
+  // Free SpanContext blocks. Bounded: ops nest only so deep.
+  static constexpr int kMaxFree = 256;
+  Node* free_head = nullptr;
+  int free_count = 0;
+  std::uint64_t tid = 0;                      // 0: not looked up yet
+  SpanStore::ThreadBuffer* buffer = nullptr;  // looked up at the first kept op
+  ~SpanThread() {
+    while (free_head) {
+      Node* n = free_head;
+      free_head = n->next;
       ::operator delete(n);
     }
   }
 };
-thread_local ContextFreeList t_contexts;
+thread_local SpanThread t_span;
 
 void* SpanContext::operator new(std::size_t size) {
-  static_assert(sizeof(SpanContext) >= sizeof(ContextFreeList::Node));
-  if (size == sizeof(SpanContext) && t_contexts.head) {
-    ContextFreeList::Node* n = t_contexts.head;
-    t_contexts.head = n->next;
-    --t_contexts.count;
+  static_assert(sizeof(SpanContext) >= sizeof(SpanThread::Node));
+  SpanThread& t = t_span;
+  if (size == sizeof(SpanContext) && t.free_head) {
+    SpanThread::Node* n = t.free_head;
+    t.free_head = n->next;
+    --t.free_count;
     return n;
   }
   return ::operator new(size);
@@ -96,11 +104,12 @@ void* SpanContext::operator new(std::size_t size) {
 
 void SpanContext::operator delete(void* p) noexcept {
   if (!p) return;
-  if (t_contexts.count < ContextFreeList::kMax) {
-    auto* n = static_cast<ContextFreeList::Node*>(p);
-    n->next = t_contexts.head;
-    t_contexts.head = n;
-    ++t_contexts.count;
+  SpanThread& t = t_span;
+  if (t.free_count < SpanThread::kMaxFree) {
+    auto* n = static_cast<SpanThread::Node*>(p);
+    n->next = t.free_head;
+    t.free_head = n;
+    ++t.free_count;
     return;
   }
   ::operator delete(p);
@@ -121,12 +130,16 @@ std::unique_ptr<at::ObserverContext> span_start(const at::RecordFunction& fn) {
   // and the rf_id join needs their spans. They are drawn on the thread that
   // started them.
   auto ctx = std::make_unique<SpanContext>();
+  SpanThread& t = t_span;
+  if (t.tid == 0) t.tid = os_tid();
   ctx->keep = capture.keeping();
-  ctx->tid = os_tid();
+  ctx->tid = t.tid;
   // The start before the push and (in span_end) the pop before the end: the
   // op's span then encloses every launch CUPTI attributes to it.
   ctx->start_ns = now_ns();
   if (ctx->keep) {
+    if (!t.buffer) t.buffer = capture.span_buffer();
+    ctx->buffer = t.buffer;
     ctx->external_id = capture.next_external_id();
     // GPU work launched inside this op carries its External id. Not for
     // async records: they end on another thread, and CUPTI's stack is per
@@ -170,7 +183,7 @@ void span_end(const at::RecordFunction& fn, at::ObserverContext* ctx_ptr) {
       }
       span.extra_args = &comm;
     }
-    capture.add_span(span);
+    capture.add_span(*ctx->buffer, span);
   }
   if (ctx_ptr) capture.on_op_end(fn, end);
 }

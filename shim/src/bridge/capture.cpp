@@ -452,8 +452,8 @@ std::optional<std::uint64_t> Capture::close_partial_step(bool force) {
   return cut.current;
 }
 
-void Capture::add_span(const SpanRecord& span) {
-  if (cut_requested() || !spans_.add(span)) {
+void Capture::add_span(SpanStore::ThreadBuffer& buffer, const SpanRecord& span) {
+  if (cut_requested() || !spans_.add(buffer, span)) {
     // Over CHAKRA_MAX_MEMORY: nothing more is kept, the ET stops now too
     // (else it records on, on every thread, until the stepping thread's
     // next op, which may be seconds away), and the stepping thread cuts the

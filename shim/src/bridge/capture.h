@@ -65,7 +65,9 @@ class Capture {
   bool keeping() const { return keeping_.load(std::memory_order_acquire); }
   // Keeps one span, unless CHAKRA_MAX_MEMORY is reached: then nothing more
   // is kept and the window is cut at the stepping thread's next op.
-  void add_span(const SpanRecord& span);
+  // `buffer` is span_buffer() of the thread that started the op.
+  void add_span(SpanStore::ThreadBuffer& buffer, const SpanRecord& span);
+  SpanStore::ThreadBuffer* span_buffer() { return spans_.local(); }
   // The memory cap was hit (by any thread): disables the ET at once.
   void stop_et_for_cut();
   // This thread is inside one of the capture's own critical sections.

@@ -19,20 +19,23 @@ HostSpan ThreadSpans::expand(const CompactSpan& s) const {
   return h;
 }
 
-SpanStore::ThreadBuffer& SpanStore::local() {
+SpanStore::ThreadBuffer* SpanStore::local() {
   // One SpanStore exists per process (Capture owns it), so a thread_local
-  // pointer to this thread's buffer is enough.
+  // pointer to this thread's buffer is enough. The registry shares it, so
+  // that a thread that ended before disarm still has its spans taken.
   thread_local std::shared_ptr<ThreadBuffer> buffer;
   if (!buffer) {
     buffer = std::make_shared<ThreadBuffer>();
     std::lock_guard<std::mutex> lock(registry_mutex_);
     buffers_.push_back(buffer);
   }
-  return *buffer;
+  return buffer.get();
 }
 
 const std::string* SpanStore::ThreadBuffer::intern(const char* name, std::uint64_t& new_bytes) {
   if (!name) name = "";
+  // torch copies every name but an operator's into the RecordFunction, so
+  // the same address may hold another name later: the text is compared.
   Cached& slot = cache[(reinterpret_cast<std::uintptr_t>(name) >> 4) % kCache];
   if (slot.pointer == name && std::strcmp(slot.interned->c_str(), name) == 0) return slot.interned;
   auto it = names.find(name);  // a std::string of the name: only on a miss
@@ -44,9 +47,8 @@ const std::string* SpanStore::ThreadBuffer::intern(const char* name, std::uint64
   return &*it;
 }
 
-bool SpanStore::add(const SpanRecord& span) {
-  ThreadBuffer& b = local();
-  std::lock_guard<std::mutex> lock(b.mutex);
+bool SpanStore::add(ThreadBuffer& b, const SpanRecord& span) {
+  std::lock_guard<SpanLock> lock(b.lock);
   auto& chunks = b.spans.chunks;
   // What this span needs beyond its record, charged before anything moves.
   std::uint64_t bytes = 0;
@@ -83,7 +85,7 @@ std::vector<ThreadSpans> SpanStore::take_all() {
   std::vector<ThreadSpans> all;
   std::lock_guard<std::mutex> lock(registry_mutex_);
   for (const auto& b : buffers_) {
-    std::lock_guard<std::mutex> inner(b->mutex);
+    std::lock_guard<SpanLock> inner(b->lock);
     if (!b->spans.chunks.empty()) all.push_back(std::move(b->spans));
     b->spans = {};
   }

@@ -1,7 +1,7 @@
 // Host spans recorded by the op-span callback, kept per thread so that the
 // recording threads never contend: each thread appends to its own buffer
-// (under its own, uncontended mutex) and the stepping thread takes them all
-// at disarm.
+// (under its own spin lock, uncontended but at disarm, when the stepping
+// thread takes them all).
 //
 // Memory. Nothing per span goes to malloc's heap: spans are compact records
 // in fixed-size chunks whose pages come from mmap (page_allocator.h), and
@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -68,16 +69,39 @@ struct ThreadSpans {
   HostSpan expand(const CompactSpan& s) const;
 };
 
+// A lock for one thread's buffer: taken by that thread per span and by the
+// stepping thread once at disarm, so almost never contended. A spin lock,
+// inline: an uncontended std::mutex costs a call into libpthread and about
+// 40 instructions each way on every op. Never taken in a signal handler;
+// a forked child never records (Capture::dead), so a lock held by another
+// thread at fork is never waited for there.
+class SpanLock {
+ public:
+  void lock() {
+    while (flag_.test_and_set(std::memory_order_acquire)) std::this_thread::yield();
+  }
+  void unlock() { flag_.clear(std::memory_order_release); }
+
+ private:
+  std::atomic_flag flag_ = ATOMIC_FLAG_INIT;
+};
+
 class SpanStore {
  public:
+  class ThreadBuffer;
   static constexpr std::size_t kChunk = 8192;  // spans per chunk, ~640 KB
 
   // The window's memory budget (CHAKRA_MAX_MEMORY), charged per chunk,
   // per new name and per comm-args record. Set before any add.
   void set_budget(MemoryBudget* budget) { budget_ = budget; }
-  // Appends to the calling thread's buffer; false (nothing kept) when the
+  // The calling thread's buffer (created on first use). The op-span callback
+  // looks it up once per op, at the op's start.
+  ThreadBuffer* local();
+  // Appends to `buffer` (the buffer of the thread that started the op; an
+  // async record may end on another thread); false (nothing kept) when the
   // budget refuses the memory it needs. Thread-safe.
-  bool add(const SpanRecord& span);
+  bool add(ThreadBuffer& buffer, const SpanRecord& span);
+  bool add(const SpanRecord& span) { return add(*local(), span); }
   // Moves every thread's spans out. Thread-safe.
   std::vector<ThreadSpans> take_all();
   // Threads that recorded spans (ever). Thread-safe.
@@ -86,9 +110,9 @@ class SpanStore {
     return buffers_.size();
   }
 
- private:
-  struct ThreadBuffer {
-    std::mutex mutex;
+  class ThreadBuffer {
+    friend class SpanStore;
+    SpanLock lock;
     ThreadSpans spans;
     // Node-based: the strings never move, so spans may point at them. Kept
     // across windows (names are few), never taken.
@@ -105,8 +129,8 @@ class SpanStore {
     Cached cache[kCache];
     const std::string* intern(const char* name, std::uint64_t& new_bytes);
   };
-  ThreadBuffer& local();
 
+ private:
   std::mutex registry_mutex_;
   // Buffers outlive their threads: a thread that ended before disarm still
   // has its spans taken.
