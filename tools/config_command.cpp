@@ -45,9 +45,10 @@ void print_effective(const cfg::Config& c, const target::Identity& id, const std
   std::fprintf(stderr, "%sprofile on; steps %s-%s, warmup %s, active %s\n", p.c_str(),
                num(c.start_step).c_str(), num(c.end_step).c_str(), num(c.warmup_steps).c_str(),
                num(c.active_steps).c_str());
-  std::fprintf(stderr, "%straces in %s/%s_chakra and %s_kineto (host trace %s, device trace %s%s)\n",
+  std::fprintf(stderr, "%straces in %s/%s_chakra and %s_kineto (host trace %s%s, device trace %s%s)\n",
                p.c_str(), c.trace_dir.c_str(), id.job_id.c_str(), id.job_id.c_str(),
-               yes(c.host_trace), yes(c.device_trace), c.gzip ? ", gzip" : "");
+               yes(c.host_trace), c.host_trace ? (c.et_native ? " by chakrashim's recorder" : " by torch's observer") : "",
+               yes(c.device_trace), c.gzip ? ", gzip" : "");
   std::fprintf(stderr, "%sranks %s; this process: rank %s (from %s)%s\n", p.c_str(),
                c.ranks_text ? c.ranks_text->c_str() : "all", num(id.rank).c_str(),
                id.rank_source.c_str(),
