@@ -26,7 +26,8 @@ namespace et = writers::et;
 
 namespace {
 
-constexpr std::size_t kChunkBytes = 1u << 20;
+// Small enough that a small CHAKRA_MAX_MEMORY is not taken by one chunk.
+constexpr std::size_t kChunkBytes = 256u << 10;
 constexpr std::size_t kPage = 4096;
 
 // torch's ParamCommsDebugInfo keys (torch/csrc/profiler/util.h, defined

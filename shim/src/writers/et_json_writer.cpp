@@ -8,6 +8,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include <nlohmann/json.hpp>
+
 #include "writers/et_records.h"
 #include "writers/json_emitter.h"
 
@@ -416,7 +418,15 @@ class Replay {
       out += "\", \"type\": \"";
       append_escaped(out, type);
       out += "\", \"value\": ";
-      out += raw;
+      // torch writes saveNcclMeta's text as it is (a number or a quoted
+      // string); anything else is quoted, so that the file stays JSON.
+      if (nlohmann::json::accept(raw)) {
+        out += raw;
+      } else {
+        out += '"';
+        append_escaped(out, raw);
+        out += '"';
+      }
       out += '}';
     }
     return true;
