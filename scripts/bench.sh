@@ -8,7 +8,9 @@
 # 2. bench_capture.py: training-step time on examples/train_tiny.py without
 #    the shim, with it outside and inside its window, and NeMo's in-script
 #    torch.profiler way over the same steps.
-# 3. bench_memory, bench_check, bench_link: memory cap, check and link.
+# 3. bench_memory (device trace, then with the native ET too), bench_et
+#    (torch's ET observer against chakrashim's recorder), bench_check,
+#    bench_link: memory cap, ET cost, check and link.
 # 4. chakrashim_bench_decode: CUPTI records decoded and written per second.
 # All as medians over interleaved runs, side by side. --quick runs few
 # iterations: it only proves the scripts work (CI runs it that way).
@@ -40,6 +42,10 @@ if "$python" -c 'import torch' 2>/dev/null && [ -f "$build/shim/libchakrashim_to
   "$python" "$here/bench_capture.py" --preload "$preload" $quick || status=1
   echo
   "$python" "$here/bench_memory.py" --preload "$preload" --cap 8M $quick || status=1
+  echo
+  "$python" "$here/bench_memory.py" --preload "$preload" --cap 8M --et native $quick || status=1
+  echo
+  "$python" "$here/bench_et.py" --preload "$preload" $quick || status=1
 else
   echo "bench: no torch or no bridge: the capture benchmark is skipped"
 fi

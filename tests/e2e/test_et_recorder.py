@@ -28,7 +28,9 @@ def free_port():
         return s.getsockname()[1]
 
 
-class EtRecorderParity(CaptureCase):
+class ParityCase(CaptureCase):
+    """Captures with each recorder, and the parity and consumer checks."""
+
     def capture(self, recorder, script, args=(), start=2, end=3, **env):
         trace_dir = os.path.join(self.trace_dir, recorder)
         r = run_job(script, args, job_env(trace_dir, CHAKRA_ET_RECORDER=recorder,
@@ -69,6 +71,8 @@ class EtRecorderParity(CaptureCase):
         self.assert_consumers_accept(native_dir)
         return native_dir
 
+
+class EtRecorderParity(ParityCase):
     def test_plain_loop(self):
         self.parity("plain_loop.py", ["6", "--annotate"])
 

@@ -327,6 +327,8 @@ EtRecorder::ThreadBuffer& EtRecorder::local() {
   thread_local std::shared_ptr<ThreadBuffer> buffer;
   if (!buffer) {
     buffer = std::make_shared<ThreadBuffer>();
+    // One record's worth, once: encoding then never reallocates.
+    buffer->scratch.reserve(16384);
     std::lock_guard<std::mutex> lock(registry_mutex_);
     buffers_.push_back(buffer);
   }
