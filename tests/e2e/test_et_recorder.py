@@ -52,6 +52,8 @@ class ParityCase(CaptureCase):
                     opts["loose_prefix"] = rest.pop(0)
                 elif x == "--skip-under":
                     opts["skip_prefix"] = rest.pop(0)
+                elif x == "--common-steps":
+                    opts["common_steps"] = True
                 elif x == "--async":
                     opts["async_prefixes"] = tuple(rest.pop(0).split(","))
             diff, _ = et_parity.compare(a, b, **opts)
@@ -97,6 +99,26 @@ class EtRecorderParity(ParityCase):
 
     def test_user_threads(self):
         self.parity("threads.py", ["6"], *LOOSE)
+
+    def test_sigterm_in_mid_window(self):
+        # Both captures end at SIGTERM after step 6: the steps both completed
+        # are equal; how far the partial one got is a race.
+        dirs = {}
+        for recorder in ("torch", "native"):
+            dirs[recorder] = os.path.join(self.trace_dir, recorder)
+            env = job_env(dirs[recorder], CHAKRA_ET_RECORDER=recorder, CHAKRA_START_STEP=2,
+                          CHAKRA_END_STEP=300)
+            proc = subprocess.Popen([PYTHON, "-u", os.path.join(JOBS, "signal_target.py"), "400"],
+                                    env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True)
+            for line in proc.stdout:
+                if line.strip() == "step 6":
+                    break
+            proc.send_signal(signal.SIGTERM)
+            _, err = proc.communicate(timeout=60)
+            self.assertEqual(proc.returncode, -signal.SIGTERM, err)
+        self.assert_parity(dirs["torch"], dirs["native"], "--common-steps")
+        self.assert_consumers_accept(dirs["native"])
 
     def test_ddp_gloo_two_ranks_under_torchrun(self):
         dirs = {}

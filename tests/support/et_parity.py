@@ -2,7 +2,7 @@
 """Are two Execution Traces the same, node for node? Names the first difference.
 
   et_parity.py A.json B.json [--by-thread] [--loose-threads-without PREFIX]
-                              [--skip-under PREFIX]
+                              [--skip-under PREFIX] [--common-steps]
 
 For CHAKRA_ET_RECORDER's parity suite (docs/et-recorder.md): the same job and
 steps captured once by torch's ExecutionTraceObserver and once by
@@ -48,6 +48,11 @@ already ended (one written before them) or the thread node, by timing; two
 runs of torch's own observer differ there too. So ctrl_deps is compared
 only for the nodes that began before the first async record (by id); all
 else about the later nodes still is.
+
+--common-steps compares the nodes up to the end of the last step both files
+completed (the n-th Optimizer.step# node, n the smaller count; nested
+markers count once): for a window ended by a signal, where how far the
+partial step got is a race.
 
 --skip-under PREFIX leaves out the nodes nested under a node whose name
 starts with PREFIX (the node itself is kept): for work whose place depends
@@ -249,7 +254,26 @@ def split_async(nodes, prefixes):
     return keep, moved
 
 
-def compare(a, b, per_thread=False, loose_prefix=None, skip_prefix=None, async_prefixes=None):
+def outermost_step_ends(nodes):
+    """File positions of the outermost Optimizer.step# nodes."""
+    by_id = {n["id"]: n for n in nodes}
+    ends = []
+    for i, n in enumerate(nodes):
+        if not n["name"].startswith("Optimizer.step#"):
+            continue
+        parent, nested = by_id.get(n["ctrl_deps"]), False
+        while parent is not None and parent["id"] != parent["ctrl_deps"]:
+            if parent["name"].startswith("Optimizer.step#"):
+                nested = True
+                break
+            parent = by_id.get(parent["ctrl_deps"])
+        if not nested:
+            ends.append(i)
+    return ends
+
+
+def compare(a, b, per_thread=False, loose_prefix=None, skip_prefix=None, async_prefixes=None,
+            common_steps=False):
     """(None, rebound ids) when equal, else (the first difference as one line, 0)."""
     try:
         keys_a = set(a) - set(EXCLUDED_TOP)
@@ -260,6 +284,12 @@ def compare(a, b, per_thread=False, loose_prefix=None, skip_prefix=None, async_p
             if a[k] != b[k]:
                 raise Mismatch(f"document {k}: {a[k]!r} != {b[k]!r}")
         na, nb = a["nodes"], b["nodes"]
+        if common_steps:
+            ea, eb = outermost_step_ends(na), outermost_step_ends(nb)
+            n = min(len(ea), len(eb))
+            if n == 0:
+                raise Mismatch(f"no completed step in {'A' if not ea else 'B'}")
+            na, nb = na[:ea[n - 1] + 1], nb[:eb[n - 1] + 1]
         if skip_prefix:
             na, nb = skip_under(na, skip_prefix), skip_under(nb, skip_prefix)
         first_async = None
@@ -322,6 +352,8 @@ def main(argv):
         x = rest.pop(0)
         if x == "--by-thread":
             options["per_thread"] = True
+        elif x == "--common-steps":
+            options["common_steps"] = True
         elif x in ("--loose-threads-without", "--skip-under") and rest:
             options["loose_prefix" if x == "--loose-threads-without" else "skip_prefix"] = rest.pop(0)
         elif x == "--async" and rest:
