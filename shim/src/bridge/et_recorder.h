@@ -89,7 +89,8 @@ class EtRecorder {
   // Disables and unregisters both callbacks; the records stay for take().
   void remove();
   bool added() const { return start_handle_ != at::INVALID_CALLBACK_HANDLE; }
-  bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
+  // Acquire: what add() set (the budget) is seen by a recording thread.
+  bool enabled() const { return enabled_.load(std::memory_order_acquire); }
   // Whether the end callback is registered (it then runs the boundary).
   bool ends_ops() const { return end_handle_.load() != at::INVALID_CALLBACK_HANDLE; }
   // Moves every thread's records out, with the header (after remove()).
