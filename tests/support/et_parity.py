@@ -24,7 +24,9 @@ window's start), start_ts and finish_ts (steady clock, ms). Nothing in the
 nodes is excluded.
 
 --by-thread compares the nodes of each thread in order, threads matched by
-torch's thread number (tid): for jobs whose threads interleave differently
+what they ran (torch numbers threads in the order they first ran an op,
+which threads starting together race for; tid is then matched one to one
+like the ids): for jobs whose threads interleave differently
 from run to run (the order of nodes across threads, and ids, then differ
 between two runs of torch's own observer too; ids are matched per thread).
 
@@ -221,6 +223,26 @@ def by_thread(nodes):
     return groups
 
 
+def pair_threads(ta, tb):
+    """A's threads with B's: torch numbers threads in the order they first
+    ran an op, which two threads starting together race for; so each of A's
+    is paired with the unpaired B thread whose kinds of nodes overlap its
+    own most (ties: the same number)."""
+    kinds_b = {t: {kind(n) for n in ns} for t, ns in tb.items()}
+    left = set(tb)
+    pairs = []
+    for t in sorted(ta, key=lambda t: -len(ta[t])):
+        mine = {kind(n) for n in ta[t]}
+
+        def score(u):
+            both = len(mine & kinds_b[u]) / max(1, len(mine | kinds_b[u]))
+            return (both, u == t)
+        best = max(sorted(left, key=str), key=score)
+        left.discard(best)
+        pairs.append((t, best))
+    return pairs
+
+
 def skip_under(nodes, prefix):
     """The nodes without those nested under a node named PREFIX*."""
     by_id = {n["id"]: n for n in nodes}
@@ -318,13 +340,13 @@ def compare(a, b, per_thread=False, loose_prefix=None, skip_prefix=None, async_p
                                f"node #{i} ({extra['name']}) of {'A' if len(na) > len(nb) else 'B'}")
             return None, maps[0].objects.rebound
         ta, tb = by_thread(na), by_thread(nb)
-        if sorted(ta, key=str) != sorted(tb, key=str):
-            raise Mismatch(f"threads (tid) {sorted(ta, key=str)} in A, {sorted(tb, key=str)} in B")
+        if len(ta) != len(tb):
+            raise Mismatch(f"{len(ta)} threads (tid) in A, {len(tb)} in B")
         tids = Bijection("tid", fixed=(0,))
         rf = Bijection("rf_id", fixed=(0,))
         rebound = 0
-        for tid_a in sorted(ta, key=str):
-            xs, ys = ta[tid_a], tb[tid_a]
+        for tid_a, tid_b in pair_threads(ta, tb):
+            xs, ys = ta[tid_a], tb[tid_b]
             if loose_prefix is not None and not any(
                     n["name"].startswith(loose_prefix) for n in xs + ys):
                 small, large = (xs, ys) if len(xs) <= len(ys) else (ys, xs)
