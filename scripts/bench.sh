@@ -11,8 +11,10 @@
 #    cost per op beside torch.profiler's CPU-only recording, on an op-heavy
 #    loop, in step time and (with valgrind, full mode only) in instructions
 #    under callgrind, which a busy machine does not disturb.
-# 3. bench_memory, bench_check, bench_link, bench_convert: memory cap, check,
-#    link, and link + convert from a capture folder.
+# 3. bench_memory (device trace, then with the native ET too), bench_et
+#    (torch's ET observer against chakrashim's recorder), bench_check,
+#    bench_link, bench_convert: memory cap, ET cost, check, link, and link +
+#    convert from a capture folder.
 # 4. chakrashim_bench_decode: CUPTI records decoded and written per second.
 # All as medians over interleaved runs, side by side. --quick runs few
 # iterations: it only proves the scripts work (CI runs it that way).
@@ -49,6 +51,10 @@ if "$python" -c 'import torch' 2>/dev/null && [ -f "$build/shim/libchakrashim_to
   fi
   echo
   "$python" "$here/bench_memory.py" --preload "$preload" --cap 8M $quick || status=1
+  echo
+  "$python" "$here/bench_memory.py" --preload "$preload" --cap 8M --et native $quick || status=1
+  echo
+  "$python" "$here/bench_et.py" --preload "$preload" $quick || status=1
 else
   echo "bench: no torch or no bridge: the capture benchmark is skipped"
 fi

@@ -32,6 +32,8 @@ def main():
     ap.add_argument("--preload", required=True)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--cap", default="32M")
+    ap.add_argument("--et", choices=("off", "torch", "native"), default="off",
+                    help="the ET too, by this recorder (CHAKRA_ET_RECORDER)")
     args = ap.parse_args()
     steps = 20 if args.quick else 120
     base = {k: v for k, v in os.environ.items() if not k.startswith("CHAKRA_") and k != "LD_PRELOAD"}
@@ -39,13 +41,16 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         def shim(cap, name):
             return dict(base, LD_PRELOAD=args.preload, CHAKRA_PROFILE="1", CHAKRA_START_STEP="1",
-                        CHAKRA_END_STEP="1000000", CHAKRA_MAX_MEMORY=cap, CHAKRA_HOST_TRACE="0",
+                        CHAKRA_END_STEP="1000000", CHAKRA_MAX_MEMORY=cap,
+                        CHAKRA_HOST_TRACE="0" if args.et == "off" else "1",
+                        CHAKRA_ET_RECORDER="native" if args.et == "native" else "torch",
                         CHAKRA_TRACE_DIR=os.path.join(tmp, name))
         plain = peak_rss_mib(cmd, base)
         capped = peak_rss_mib(cmd, shim(args.cap, "capped"))
         uncapped = peak_rss_mib(cmd, shim("64G", "uncapped"))
     print(f"peak RSS on examples/train_tiny.py, {steps} steps, window from step 1 to the end "
-          f"(device trace only){' [quick mode]' if args.quick else ''}")
+          f"({'device trace only' if args.et == 'off' else args.et + ' ET and device trace'})"
+          f"{' [quick mode]' if args.quick else ''}")
     print(f"  no shim                       {plain:8.1f} MiB")
     print(f"  CHAKRA_MAX_MEMORY={args.cap:<6}      {capped:8.1f} MiB   +{capped - plain:.1f} MiB")
     print(f"  no cap (64G)                  {uncapped:8.1f} MiB   +{uncapped - plain:.1f} MiB")

@@ -49,6 +49,8 @@ void print_effective(const cfg::Config& c, const target::Identity& id, const std
   std::fprintf(stderr, "%sprofile on; steps %s-%s, warmup %s, active %s\n", p.c_str(),
                num(c.start_step).c_str(), num(c.end_step).c_str(), num(c.warmup_steps).c_str(),
                num(c.active_steps).c_str());
+  const char* recorder =
+      c.host_trace ? (c.et_native ? " by chakrashim's recorder" : " by torch's observer") : "";
   // The folders this rank's files would get now, by the library's own rule
   // (an earlier run's files push a new run to JOB_chakra.1/ and so on).
   files::LayoutRequest request;
@@ -64,13 +66,13 @@ void print_effective(const cfg::Config& c, const target::Identity& id, const std
   });
   if (layout) {
     const auto name = [](const std::string& dir) { return std::filesystem::path(dir).filename().string(); };
-    std::fprintf(stderr, "%straces to %s/%s and %s%s (host trace %s, device trace %s%s)\n", p.c_str(),
+    std::fprintf(stderr, "%straces to %s/%s and %s%s (host trace %s%s, device trace %s%s)\n", p.c_str(),
                  c.trace_dir.c_str(), name(layout->host_dir).c_str(), name(layout->device_dir).c_str(),
                  layout->index > id.restart_count ? ", beside an earlier run's" : "", yes(c.host_trace),
-                 yes(c.device_trace), c.gzip ? ", gzip" : "");
+                 recorder, yes(c.device_trace), c.gzip ? ", gzip" : "");
   } else {
-    std::fprintf(stderr, "%straces under %s (host trace %s, device trace %s%s)\n", p.c_str(), c.trace_dir.c_str(),
-                 yes(c.host_trace), yes(c.device_trace), c.gzip ? ", gzip" : "");
+    std::fprintf(stderr, "%straces under %s (host trace %s%s, device trace %s%s)\n", p.c_str(),
+                 c.trace_dir.c_str(), yes(c.host_trace), recorder, yes(c.device_trace), c.gzip ? ", gzip" : "");
   }
   std::fprintf(stderr, "%sranks %s; this process: rank %s (from %s)%s\n", p.c_str(),
                c.ranks_text ? c.ranks_text->c_str() : "all", num(id.rank).c_str(),

@@ -74,7 +74,7 @@ class Marks(unittest.TestCase):
 
 # Pages the README links to that other work is writing (issue 23's tools
 # items, issues 16 and 19). Remove a name once its page is in docs/.
-PENDING_PAGES = {"docs/convert.md", "docs/et-recorder.md"}
+PENDING_PAGES = set()
 
 
 class Links(unittest.TestCase):

@@ -52,6 +52,7 @@ typedef struct chakrashim_capture_config {
   int cupti_sync;         /* CHAKRA_CUPTI_EXTRA: SYNCHRONIZATION records */
   int cupti_overhead;     /* CHAKRA_CUPTI_EXTRA: OVERHEAD records */
   int log_level;          /* CHAKRA_LOG_LEVEL, as chakrashim_log_level */
+  int et_native;          /* CHAKRA_ET_RECORDER=native: our recorder, not torch's observer */
 } chakrashim_capture_config;
 
 /* What the core offers the bridge. */

@@ -192,6 +192,39 @@ void Capture::step_end_locked(const at::RecordFunction& fn) {
 }
 
 void Capture::on_op_end(const at::RecordFunction& fn, std::int64_t end_ns) {
+  // The native recorder's end callback runs after ours, and calls
+  // on_recorder_op_end then.
+  if (EtRecorder::instance().ends_ops()) return;
+  run_pending_boundary(fn, end_ns);
+}
+
+void Capture::on_recorder_op_end(const at::RecordFunction& fn) {
+  if (dead()) return;
+  const at::RecordFunctionHandle handle = fn.handle();
+  if (handle == 0 || pending_handle_.load(std::memory_order_acquire) != handle) return;
+  run_pending_boundary(fn, now_ns());
+}
+
+void Capture::et_enable() {
+  if (et_native_) EtRecorder::instance().enable();
+  else et_.enable();
+}
+
+void Capture::et_disable() {
+  if (et_native_) EtRecorder::instance().disable();
+  else et_.disable();
+}
+
+void Capture::et_remove() {
+  if (et_native_) EtRecorder::instance().remove();
+  else et_.remove();
+}
+
+bool Capture::et_enabled() const {
+  return et_native_ ? EtRecorder::instance().enabled() : et_.enabled();
+}
+
+void Capture::run_pending_boundary(const at::RecordFunction& fn, std::int64_t end_ns) {
   const at::RecordFunctionHandle handle = fn.handle();
   if (handle == 0 || pending_handle_.load(std::memory_order_acquire) != handle) return;
   CaptureLock lock(mutex_);
@@ -213,15 +246,15 @@ void Capture::apply(const window::Boundary& b, std::int64_t now, std::uint64_t t
     keeping_.store(false, std::memory_order_release);
     et_recording_.store(false);
     et_generation_.fetch_add(1);
-    et_.disable();
+    et_disable();
   }
   if (b.disarm) disarm("end_step", std::nullopt);
   if (b.arm) arm();
   if (b.begin_active && armed_) {
     keeping_.store(device_on_, std::memory_order_release);
-    et_.enable();
+    et_enable();
     et_generation_.fetch_add(1);
-    et_recording_.store(et_.enabled());
+    et_recording_.store(et_enabled());
   }
   // The watch thread asks torch.distributed (a group may appear at any
   // step); its answer lands in on_distributed_answer.
@@ -272,6 +305,15 @@ void Capture::arm() {
     host_on_ = false;
     host_state_ = "skipped: the job runs its own ExecutionTraceObserver";
   }
+  et_native_ = config_.et_native != 0;
+  if (host_on_ && et_native_ &&
+      (std::getenv("ENABLE_PYTORCH_EXECUTION_TRACE_SAVE_INTEGRAL_TENSOR_RANGE") ||
+       std::getenv("ENABLE_PYTORCH_EXECUTION_TRACE_SAVE_INTEGRAL_TENSOR_DATA"))) {
+    // Those read tensors' contents inside the op: torch's observer does it.
+    log_info("ENABLE_PYTORCH_EXECUTION_TRACE_SAVE_INTEGRAL_TENSOR_* is set: torch's observer records "
+             "the Execution Trace instead of chakrashim's (CHAKRA_ET_RECORDER=native)");
+    et_native_ = false;
+  }
   budget_.reset(config_.max_memory);
   distributed_.new_window();
   spans_.set_budget(&budget_);
@@ -284,7 +326,10 @@ void Capture::arm() {
               error + "); capture is off, the job runs on");
     return;
   }
-  if (host_on_ && !et_.add(files::partial_path(layout_->host_path), error)) {
+  if (host_on_ && et_native_) {
+    // Nothing is open on the claimed .partial: the writer thread writes it.
+    EtRecorder::instance().add(&budget_);
+  } else if (host_on_ && !et_.add(files::partial_path(layout_->host_path), error)) {
     log_error(error + "; the ET is off, the device trace goes on");
     discard_outputs(*layout_, true, false);
     host_on_ = false;
@@ -294,7 +339,7 @@ void Capture::arm() {
     const auto& fds = et_.output_fds();
     for (int i = 0; i < kMaxEtFds; ++i)
       et_fds_[i].store(i < static_cast<int>(fds.size()) ? fds[i] : -1);
-    if (host_on_ && fds.empty())
+    if (host_on_ && !et_native_ && fds.empty())
       log_warn("cannot find the Execution Trace's descriptor: a child forked in the window could "
                "write into it (chakrashim check reports that as duplicate node ids)");
   }
@@ -310,6 +355,14 @@ void Capture::arm() {
     rf_counting_.store(true);
   }
   op_span_handle_ = register_op_span_callback();
+  if (host_on_ && et_native_) {
+    // After the op-span callback: its end callback runs after the span's
+    // end, and then runs the deferred boundary (on_recorder_op_end).
+    EtRecorder::set_after_end([](const at::RecordFunction& fn) {
+      Capture::instance().on_recorder_op_end(fn);
+    });
+    EtRecorder::instance().add_end_callback();
+  }
   if (!signals_.start(kSignalGrace, [this](int sig) { finalize_for_signal(sig); },
                       [this] { wait_for_writer(); })) {
     log_warn("cannot watch for SIGTERM/SIGINT in the window: a signal would lose the traces");
@@ -328,7 +381,7 @@ void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> par
   keeping_.store(false, std::memory_order_release);
   et_recording_.store(false);
   et_generation_.fetch_add(1);
-  if (et_.added() && spans_.threads() > 1) {
+  if (!et_native_ && et_.added() && spans_.threads() > 1) {
     // torch's disable is a flag, and its remove writes the file's tail
     // without the lock its callbacks write under: an op that another thread
     // started just before the disable could still be writing its node (a
@@ -337,7 +390,7 @@ void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> par
     et_.disable();
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  et_.remove();
+  et_remove();
   for (auto& fd : et_fds_) fd.store(-1);
   at::removeCallback(op_span_handle_);
   op_span_handle_ = at::INVALID_CALLBACK_HANDLE;
@@ -356,6 +409,8 @@ void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> par
   WindowOutput out;
   out.layout = *layout_;
   out.host = host_on_;
+  out.et_native = host_on_ && et_native_;
+  if (out.et_native) out.et_records = EtRecorder::instance().take();
   out.device = device_on_;
   out.overwrite = config_.overwrite != 0;
   out.gzip = config_.gzip != 0;
@@ -421,7 +476,7 @@ void Capture::at_exit() {
       // START=0 in a process that never completed a step (a launcher, a
       // worker): leave nothing behind (docs/design.md section 3).
       armed_ = false;
-      et_.remove();
+      et_remove();
       at::removeCallback(op_span_handle_);
       stop_device_collection();
       discard_outputs(*layout_, host_on_, device_on_);
@@ -467,10 +522,10 @@ void Capture::add_span(SpanStore::ThreadBuffer& buffer, const SpanRecord& span) 
 void Capture::stop_et_for_cut() {
   if (this_thread_holds_lock()) return;  // a disarm of ours is under way
   CaptureLock lock(mutex_);
-  if (!armed_ || !et_.enabled()) return;
+  if (!armed_ || !et_enabled()) return;
   et_recording_.store(false);
   et_generation_.fetch_add(1);
-  et_.disable();
+  et_disable();
 }
 
 void Capture::on_cut_requested() {
@@ -508,6 +563,7 @@ void Capture::on_forked_child() {
     ::close(devnull);
   }
   et_.silence_in_forked_child();
+  EtRecorder::instance().silence_in_forked_child();
   // Our own callbacks would return at once (dead), but torch would still do
   // RecordFunction work on every op of the child for them.
   if (op_span_handle_ != at::INVALID_CALLBACK_HANDLE) at::removeCallback(op_span_handle_);

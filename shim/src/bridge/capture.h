@@ -31,6 +31,7 @@
 
 #include "bridge/distributed_watch.h"
 #include "bridge/et_observer.h"
+#include "bridge/et_recorder.h"
 #include "bridge/optimizer_hooks.h"
 #include "bridge/signal_relay.h"
 #include "bridge/span_store.h"
@@ -73,8 +74,11 @@ class Capture {
   // This thread is inside one of the capture's own critical sections.
   static bool this_thread_holds_lock();
   std::uint64_t next_external_id() { return external_id_.fetch_add(1, std::memory_order_relaxed); }
-  // The record `fn` ended at `end_ns`; runs a deferred boundary if it is its.
+  // The record `fn` ended at `end_ns`; runs a deferred boundary if it is its
+  // (unless the native ET recorder's end callback, which runs later, does).
   void on_op_end(const at::RecordFunction& fn, std::int64_t end_ns);
+  // From the native recorder's end callback, after it recorded `fn`'s end.
+  void on_recorder_op_end(const at::RecordFunction& fn);
 
   // The process is exiting (atexit, registered after the ET's add).
   void at_exit();
@@ -101,6 +105,12 @@ class Capture {
  private:
   Capture() = default;
   void apply(const window::Boundary& b, std::int64_t now_ns, std::uint64_t tid);
+  void run_pending_boundary(const at::RecordFunction& fn, std::int64_t end_ns);
+  // The ET, by whichever records it (CHAKRA_ET_RECORDER).
+  void et_enable();
+  void et_disable();
+  void et_remove();
+  bool et_enabled() const;
   void step_end_locked(const at::RecordFunction& fn);
   void attach_locked(const chakrashim_capture_config& config);
   void install_flush_signal();
@@ -139,6 +149,7 @@ class Capture {
   std::string marker_;
   std::optional<window::StepWindow> window_;
   EtObserver et_;
+  bool et_native_ = false;  // CHAKRA_ET_RECORDER=native: EtRecorder records the ET
   SpanStore spans_;
   TraceWriterThread writer_;
   SignalRelay signals_;

@@ -126,6 +126,30 @@ void write_device_trace(WindowOutput& o, std::string& summary, std::vector<std::
   }
 }
 
+// The native recorder's records as torch's ET JSON (et_json_writer.h),
+// published like the device trace: complete and valid, or absent.
+void write_native_et(WindowOutput& o, std::string& summary, std::vector<std::string>& failures) {
+  // The claimed, empty .partial makes way for the real one.
+  ::unlink(files::partial_path(o.layout.host_path).c_str());
+  const auto streams = o.et_records.streams();
+  writers::EtWriteStats stats;
+  const auto produce = [&](files::ByteSink& file) {
+    return writers::write_et_json(file, o.et_records.header, streams, &stats);
+  };
+  const auto r = files::publish_file(o.layout.host_path, produce, writers::validate_et_file,
+                                     o.overwrite);
+  // The records' pages go back now, not when the output is destroyed.
+  o.et_records = {};
+  if (r.ok) {
+    summary += " ET " + o.layout.host_path;
+  } else {
+    failures.push_back("the Execution Trace was not kept (" + r.error + ")");
+  }
+  if (stats.corrupt != 0)
+    log_warn("the ET recorder's records had " + std::to_string(stats.corrupt) +
+             " unreadable parts; those threads' later ops are missing from the ET");
+}
+
 }  // namespace
 
 std::optional<files::Layout> prepare_outputs(const chakrashim_capture_config& c, bool host,
@@ -179,7 +203,9 @@ void write_window(WindowOutput& o) {
   std::vector<std::string> failures;
   drop_empty_partial_step(o);
   const auto& steps = o.trailer.steps;
-  if (o.host) {
+  if (o.host && o.et_native) {
+    write_native_et(o, summary, failures);
+  } else if (o.host) {
     const std::string partial = files::partial_path(o.layout.host_path);
     const auto r = files::finalize_partial(partial, o.layout.host_path,
                                            writers::validate_et_file, o.overwrite);

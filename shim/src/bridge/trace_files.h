@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "chakrashim/bridge_abi.h"
+#include "bridge/et_recorder.h"
 #include "bridge/span_store.h"
 #include "chakrashim/events.h"
 #include "files/output_paths.h"
@@ -22,7 +23,9 @@ namespace chakrashim::bridge {
 // Everything the writer needs, handed over whole.
 struct WindowOutput {
   files::Layout layout;
-  bool host = false;    // an ET .partial was written by torch and needs finalizing
+  bool host = false;    // an ET is to be kept: torch's .partial, or et_records
+  bool et_native = false;  // the ET is et_records, written here (native recorder)
+  EtRecords et_records;
   bool device = false;  // a device trace is to be written
   bool overwrite = false;
   bool gzip = false;  // the device trace as rank-R.json.gz

@@ -63,6 +63,14 @@ std::optional<LogLevel> parse_level(std::string_view v) {
   return std::nullopt;
 }
 
+// CHAKRA_ET_RECORDER: true for native.
+std::optional<bool> parse_et_recorder(std::string_view v) {
+  const std::string w = ascii_lower(v);
+  if (w == "native") return true;
+  if (w == "torch") return false;
+  return std::nullopt;
+}
+
 std::optional<int> parse_signal(std::string_view v) {
   std::string w = ascii_lower(v);
   if (w == "none") return 0;
@@ -137,6 +145,7 @@ ParseResult parse_config(const EnvSnapshot& env) {
   });
   r.read("CHAKRA_OVERWRITE", c.overwrite, parse_bool);
   r.read("CHAKRA_HOST_TRACE", c.host_trace, parse_bool);
+  r.read("CHAKRA_ET_RECORDER", c.et_native, parse_et_recorder);
   r.read("CHAKRA_DEVICE_TRACE", c.device_trace, parse_bool);
   r.read("CHAKRA_STEP_MARKER", c.step_marker, non_empty);
   r.read("CHAKRA_LOG_LEVEL", c.log_level, parse_level);

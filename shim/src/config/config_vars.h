@@ -15,7 +15,7 @@ struct VarSpec {
   std::string_view doc;
 };
 
-inline constexpr std::array<VarSpec, 22> kConfigVars{{
+inline constexpr std::array<VarSpec, 23> kConfigVars{{
     {"CHAKRA_PROFILE", "boolean: 1/0, true/false, on/off, yes/no (any case)", "unset (inert)",
      "turns capture on; unset or false leaves the library inert"},
     {"CHAKRA_START_STEP", "decimal digits (0-based global step)", "2",
@@ -37,6 +37,8 @@ inline constexpr std::array<VarSpec, 22> kConfigVars{{
     {"CHAKRA_OVERWRITE", "boolean", "0",
      "replace an earlier run's files instead of writing new sibling folders"},
     {"CHAKRA_HOST_TRACE", "boolean", "1", "capture the Execution Trace"},
+    {"CHAKRA_ET_RECORDER", "native or torch (any case)", "torch",
+     "what records the Execution Trace: chakrashim's own recorder, or torch's observer"},
     {"CHAKRA_DEVICE_TRACE", "boolean", "1", "capture the Kineto-format device trace"},
     {"CHAKRA_STEP_MARKER", "non-empty text", "Optimizer.step#",
      "name prefix of the record whose end ends a step"},

@@ -178,6 +178,7 @@ void Session::fill_capture_config() {
   out.cupti_sync = c.cupti_sync;
   out.cupti_overhead = c.cupti_overhead;
   out.log_level = static_cast<int>(c.log_level);
+  out.et_native = c.et_native;
 }
 
 }  // namespace chakrashim::preload

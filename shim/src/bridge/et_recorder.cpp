@@ -1,0 +1,532 @@
+#include "bridge/et_recorder.h"
+
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <new>
+#include <string_view>
+#include <unordered_map>
+
+#include <ATen/core/function_schema.h>
+#include <ATen/core/ivalue.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
+#include <torch/csrc/profiler/util.h>
+
+#include "writers/et_records.h"
+
+namespace chakrashim::bridge {
+
+namespace et = writers::et;
+
+namespace {
+
+// Small enough that a small CHAKRA_MAX_MEMORY is not taken by one chunk.
+constexpr std::size_t kChunkBytes = 256u << 10;
+constexpr std::size_t kPage = 4096;
+
+// torch's ParamCommsDebugInfo keys (torch/csrc/profiler/util.h, defined
+// there only with USE_DISTRIBUTED) and the ET attrs they become, in the
+// order, and with the types, torch's getCommsNodeAttrs writes them.
+struct CommAttr {
+  const char* meta_key;
+  const char* et_name;
+  const char* type;
+};
+constexpr CommAttr kCommAttrs[] = {
+    {"Collective name", "collective_name", "string"},
+    {"dtype", "dtype", "string"},
+    {"In msg nelems", "in_msg_nelems", "uint64"},
+    {"Out msg nelems", "out_msg_nelems", "uint64"},
+    {"In split size", "in_split_size", "string"},
+    {"Out split size", "out_split_size", "string"},
+    {"Global rank start", "global_rank_start", "uint64"},
+    {"Global rank stride", "global_rank_stride", "uint64"},
+    {"Process Group Name", "pg_name", "string"},
+    {"Process Group Description", "pg_desc", "string"},
+    {"Group size", "pg_size", "uint64"},
+};
+
+std::int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string local_time_text() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  ::localtime_r(&now, &tm);
+  char buf[64];
+  const std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%d %X", &tm);
+  return std::string(buf, n);
+}
+
+// The callbacks. Plain functions: torch stores function pointers.
+std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+  EtRecorder& r = EtRecorder::instance();
+  if (r.enabled()) r.record_start(fn);
+  return nullptr;
+}
+
+std::unique_ptr<at::ObserverContext> no_start(const at::RecordFunction&) { return nullptr; }
+
+void (*g_after_end)(const at::RecordFunction&) = nullptr;
+
+void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
+  EtRecorder& r = EtRecorder::instance();
+  if (r.enabled()) r.record_end(fn);
+  if (g_after_end) g_after_end(fn);
+}
+
+}  // namespace
+
+// --- RecordChunk -------------------------------------------------------------
+
+RecordChunk::RecordChunk(std::size_t capacity) {
+  void* p = ::mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  base_ = static_cast<std::uint8_t*>(p);
+  capacity_ = capacity;
+}
+
+RecordChunk::~RecordChunk() {
+  if (base_) ::munmap(base_, capacity_);
+}
+
+RecordChunk::RecordChunk(RecordChunk&& o) noexcept
+    : base_(o.base_), capacity_(o.capacity_), used_(o.used_) {
+  o.base_ = nullptr;
+  o.capacity_ = o.used_ = 0;
+}
+
+RecordChunk& RecordChunk::operator=(RecordChunk&& o) noexcept {
+  if (this != &o) {
+    if (base_) ::munmap(base_, capacity_);
+    base_ = o.base_;
+    capacity_ = o.capacity_;
+    used_ = o.used_;
+    o.base_ = nullptr;
+    o.capacity_ = o.used_ = 0;
+  }
+  return *this;
+}
+
+void RecordChunk::append(const std::uint8_t* p, std::size_t n) {
+  std::memcpy(base_ + used_, p, n);
+  used_ += n;
+}
+
+std::vector<writers::EtThreadStream> EtRecords::streams() const {
+  std::vector<writers::EtThreadStream> out;
+  for (const auto& t : threads) {
+    writers::EtThreadStream s;
+    s.strings = &t.strings;
+    for (const auto& c : t.chunks) s.chunks.emplace_back(c.data(), c.size());
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// --- one thread's buffer -----------------------------------------------------
+
+struct EtRecorder::ThreadBuffer {
+  std::mutex mutex;
+  EtThreadRecords records;
+  std::vector<std::uint8_t> scratch;  // one record, built before it is committed
+  std::uint64_t generation = 0;       // of the caches below
+
+  // Interned strings: text -> index into records.strings.
+  std::unordered_map<std::string, std::uint32_t> index;
+  // An op's name and schema by its (name, overload name) pointers, which
+  // for a dispatcher op point into its registered FunctionSchema: looked
+  // up once per operator. A slot array in front of the map: most ops find
+  // theirs without hashing. The name text is compared too: a record named
+  // by a string (user annotations) lives in memory that is reused.
+  struct OpSlot {
+    const char* name = nullptr;
+    const char* overload = nullptr;
+    std::uint32_t name_index = 0;
+    std::uint32_t schema = 0;  // index + 1, 0: none
+  };
+  static constexpr std::size_t kSlots = 512;
+  OpSlot slots[kSlots];
+  struct PtrPairHash {
+    std::size_t operator()(const std::pair<const char*, const char*>& p) const {
+      return std::hash<const void*>()(p.first) * 31 + std::hash<const void*>()(p.second);
+    }
+  };
+  std::unordered_map<std::pair<const char*, const char*>, OpSlot, PtrPairHash> ops;
+  // Small caches: a job has few dtypes, devices and tag kinds.
+  std::vector<std::pair<const char*, std::uint32_t>> dtypes;
+  std::vector<std::pair<std::int32_t, std::uint32_t>> devices;
+  std::uint32_t none_tag = et::kNoString;
+
+  std::uint64_t new_bytes = 0;  // strings interned since the last charge
+
+  void reset_caches(std::uint64_t gen) {
+    generation = gen;
+    index.clear();
+    for (auto& s : slots) s = OpSlot{};
+    ops.clear();
+    dtypes.clear();
+    devices.clear();
+    none_tag = et::kNoString;
+  }
+
+  std::uint32_t intern(std::string_view text) {
+    auto it = index.find(std::string(text));
+    if (it != index.end()) return it->second;
+    const auto i = static_cast<std::uint32_t>(records.strings.size());
+    records.strings.emplace_back(text);
+    index.emplace(records.strings.back(), i);
+    new_bytes += 2 * text.size() + 96;
+    return i;
+  }
+
+  const OpSlot& op(const at::RecordFunction& fn) {
+    const char* name = fn.name();
+    if (!name) name = "";
+    const char* overload = fn.overload_name();
+    OpSlot& slot = slots[(reinterpret_cast<std::uintptr_t>(name) >> 4) % kSlots];
+    if (slot.name == name && slot.overload == overload &&
+        std::strcmp(records.strings[slot.name_index].c_str(), name) == 0)
+      return slot;
+    auto it = ops.find({name, overload});
+    if (it != ops.end() && std::strcmp(records.strings[it->second.name_index].c_str(), name) == 0) {
+      slot = it->second;
+      return slot;
+    }
+    OpSlot fresh;
+    fresh.name = name;
+    fresh.overload = overload;
+    fresh.name_index = intern(name);
+    // Copies the schema: once per operator (and per string-named record,
+    // which has none and costs nothing here).
+    if (const auto schema = fn.operator_schema()) {
+      fresh.schema = intern(c10::toString(*schema)) + 1;
+      ops[{name, overload}] = fresh;
+    }
+    slot = fresh;
+    return slot;
+  }
+
+  std::uint32_t dtype(std::string_view name) {
+    for (const auto& [p, i] : dtypes)
+      if (p == name.data()) return i;
+    const std::uint32_t i = intern(name);
+    dtypes.emplace_back(name.data(), i);
+    return i;
+  }
+
+  std::uint32_t device(const c10::Device& d) {
+    const std::int32_t key = (static_cast<std::int32_t>(d.type()) << 16) |
+                             static_cast<std::uint16_t>(d.index());
+    for (const auto& [k, i] : devices)
+      if (k == key) return i;
+    const std::uint32_t i = intern(d.str());
+    devices.emplace_back(key, i);
+    return i;
+  }
+};
+
+namespace {
+
+// torch's convertIValue, minus the text: what it reads, in the order it
+// reads it.
+template <typename B>
+void put_value(et::Encoder& e, B& b, const c10::IValue& v) {
+  if (v.isTensor()) {
+    const at::Tensor& t = v.toTensor();
+    c10::TensorImpl* impl = t.unsafeGetTensorImpl();
+    const bool concrete = !impl->has_symbolic_sizes_strides();
+    std::uint8_t flags = 0;
+    if (t.defined() && concrete) flags |= et::kTensorShape;
+    if (impl->has_storage() && concrete) flags |= et::kTensorStorage;
+    e.value_kind(et::ValueKind::tensor);
+    e.u8(flags);
+    e.u32(b.dtype(t.dtype().name()));
+    e.u64(reinterpret_cast<std::uintptr_t>(impl));
+    if (flags & et::kTensorShape) {
+      const auto sizes = impl->sizes();
+      const auto strides = impl->strides();
+      const std::size_t dims = std::min<std::size_t>(sizes.size(), et::kMaxDims);
+      e.u8(static_cast<std::uint8_t>(dims));
+      for (std::size_t i = 0; i < dims; ++i) e.i64(sizes[i]);
+      for (std::size_t i = 0; i < dims; ++i) e.i64(strides[i]);
+    }
+    if (flags & et::kTensorStorage) {
+      e.u64(reinterpret_cast<std::uintptr_t>(impl->storage().data()));
+      e.u64(static_cast<std::uint64_t>(impl->storage_offset()));
+      e.u64(static_cast<std::uint64_t>(impl->numel()));
+      e.u64(static_cast<std::uint64_t>(impl->itemsize()));
+      e.u32(b.device(impl->device()));
+    }
+    return;
+  }
+  if (v.isTuple()) {
+    const auto& items = v.toTupleRef().elements();
+    e.value_kind(et::ValueKind::tuple);
+    e.u32(static_cast<std::uint32_t>(items.size()));
+    for (const auto& item : items) put_value(e, b, item);
+    return;
+  }
+  if (v.isList()) {
+    const auto items = v.toListRef();
+    const auto n = static_cast<std::uint32_t>(std::min<std::size_t>(items.size(), et::kMaxListItems));
+    e.value_kind(et::ValueKind::list);
+    e.u32(n);
+    for (std::uint32_t i = 0; i < n; ++i) put_value(e, b, items[i]);
+    return;
+  }
+  if (v.isDouble()) {
+    e.value_kind(et::ValueKind::double_);
+    e.f64(v.toDouble());
+  } else if (v.isInt()) {
+    e.value_kind(et::ValueKind::int_);
+    e.i64(v.toInt());
+  } else if (v.isBool()) {
+    e.value_kind(et::ValueKind::bool_);
+    e.u8(v.toBool() ? 1 : 0);
+  } else if (v.isString()) {
+    const std::string& s = v.toStringRef();
+    e.value_kind(et::ValueKind::string);
+    e.u32(static_cast<std::uint32_t>(s.size()));
+    e.raw(s.data(), s.size());
+  } else if (v.isDevice()) {
+    e.value_kind(et::ValueKind::device);
+    e.u32(b.device(v.toDevice()));
+  } else {
+    e.value_kind(et::ValueKind::other);
+    if (v.isNone()) {
+      if (b.none_tag == et::kNoString) b.none_tag = b.intern("None");
+      e.u32(b.none_tag);
+    } else {
+      e.u32(b.intern(v.tagKind()));
+    }
+  }
+}
+
+}  // namespace
+
+// --- EtRecorder --------------------------------------------------------------
+
+EtRecorder& EtRecorder::instance() {
+  // Never destroyed: callbacks may run during exit.
+  alignas(EtRecorder) static unsigned char storage[sizeof(EtRecorder)];
+  static EtRecorder* recorder = new (storage) EtRecorder();
+  return *recorder;
+}
+
+EtRecorder::ThreadBuffer& EtRecorder::local() {
+  thread_local std::shared_ptr<ThreadBuffer> buffer;
+  if (!buffer) {
+    buffer = std::make_shared<ThreadBuffer>();
+    // One record's worth, once: encoding then never reallocates.
+    buffer->scratch.reserve(16384);
+    std::lock_guard<std::mutex> lock(registry_mutex_);
+    buffers_.push_back(buffer);
+  }
+  return *buffer;
+}
+
+void EtRecorder::set_after_end(void (*after_end)(const at::RecordFunction&)) {
+  g_after_end = after_end;
+}
+
+void EtRecorder::add(MemoryBudget* budget) {
+  if (added()) return;
+  budget_ = budget;
+  header_.pid = static_cast<std::int64_t>(::getpid());
+  header_.time = local_time_text();
+  header_.start_ts = steady_ms();
+  start_handle_ = at::addGlobalCallback(
+      at::RecordFunctionCallback(&on_start).needsInputs(true).needsIds(true));
+  at::disableCallback(start_handle_);
+}
+
+void EtRecorder::add_end_callback() {
+  if (!added() || ends_ops()) return;
+  end_handle_.store(at::addGlobalCallback(
+      at::RecordFunctionCallback(&no_start, &on_end).needsOutputs(true).needsIds(true)));
+}
+
+void EtRecorder::enable() {
+  if (!added() || dead_.load() || enabled()) return;
+  enabled_.store(true, std::memory_order_release);
+  at::reenableCallback(start_handle_);
+}
+
+void EtRecorder::disable() {
+  if (!enabled()) return;
+  enabled_.store(false, std::memory_order_release);
+  at::disableCallback(start_handle_);
+}
+
+void EtRecorder::remove() {
+  if (!added()) return;
+  disable();
+  at::removeCallback(start_handle_);
+  start_handle_ = at::INVALID_CALLBACK_HANDLE;
+  const at::CallbackHandle end = end_handle_.exchange(at::INVALID_CALLBACK_HANDLE);
+  if (end != at::INVALID_CALLBACK_HANDLE) at::removeCallback(end);
+  header_.finish_ts = steady_ms();
+}
+
+EtRecords EtRecorder::take() {
+  EtRecords out;
+  out.header = header_;
+  generation_.fetch_add(1);
+  std::lock_guard<std::mutex> lock(registry_mutex_);
+  for (const auto& b : buffers_) {
+    std::lock_guard<std::mutex> inner(b->mutex);
+    if (!b->records.chunks.empty()) out.threads.push_back(std::move(b->records));
+    b->records = {};
+  }
+  return out;
+}
+
+void EtRecorder::silence_in_forked_child() {
+  dead_.store(true, std::memory_order_relaxed);
+  enabled_.store(false, std::memory_order_relaxed);
+  if (start_handle_ != at::INVALID_CALLBACK_HANDLE) at::removeCallback(start_handle_);
+  const at::CallbackHandle end = end_handle_.load(std::memory_order_relaxed);
+  if (end != at::INVALID_CALLBACK_HANDLE) at::removeCallback(end);
+}
+
+bool EtRecorder::commit(ThreadBuffer& b) {
+  auto& chunks = b.records.chunks;
+  const std::size_t n = b.scratch.size();
+  std::uint64_t charge = b.new_bytes;
+  b.new_bytes = 0;
+  const bool fresh = chunks.empty() || !chunks.back().fits(n);
+  const std::size_t capacity = std::max(kChunkBytes, (n + kPage - 1) / kPage * kPage);
+  if (fresh) charge += capacity;
+  if (charge != 0 && budget_ && !budget_->try_charge(charge)) {
+    refused_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  if (fresh) chunks.emplace_back(capacity);
+  chunks.back().append(b.scratch.data(), n);
+  return true;
+}
+
+void EtRecorder::record_start(const at::RecordFunction& fn) {
+  // Over CHAKRA_MAX_MEMORY: the window is being cut; nothing more is kept.
+  if (budget_ && budget_->exhausted()) return;
+  ThreadBuffer& b = local();
+  std::lock_guard<std::mutex> lock(b.mutex);
+  const std::uint64_t gen = generation_.load(std::memory_order_relaxed);
+  if (b.generation != gen) b.reset_caches(gen);
+  b.scratch.clear();
+  et::Encoder e(b.scratch);
+  try {
+    const auto& op = b.op(fn);
+    e.begin(et::RecordKind::start, seq_.fetch_add(1, std::memory_order_relaxed));
+    e.u64(fn.handle());
+    e.u64(fn.threadId());
+    e.u64(fn.forwardThreadId());
+    e.i64(fn.seqNr());
+    e.u8(static_cast<std::uint8_t>(fn.scope()));
+    e.u32(op.name_index);
+    e.u32(op.schema);
+    const auto inputs = fn.inputs();
+    const std::size_t n = fn.num_inputs();
+    // torch's checkFunctionInputsForLogging: a boxed kernel's stack may hold
+    // more than this op's inputs, never fewer.
+    const bool logged = n <= inputs.size();
+    std::uint8_t flags = logged ? et::kInputsLogged : 0;
+    // Triton kernels (torch.compile) pass their backend, file and stream as
+    // keyword inputs; torch's observer writes them.
+    const auto kwinputs = fn.kwinputs();
+    const auto backend = kwinputs.find("kernel_backend");
+    const bool kernel = logged && backend != kwinputs.end() && backend->second.isString();
+    if (kernel) flags |= et::kKernelInfo;
+    e.u8(flags);
+    if (logged) {
+      e.u32(static_cast<std::uint32_t>(n));
+      for (std::size_t i = inputs.size() - n; i < inputs.size(); ++i) put_value(e, b, inputs[i]);
+    }
+    if (kernel) {
+      const std::string& name = backend->second.toStringRef();
+      e.u32(b.intern(name));
+      std::uint32_t file = et::kNoString;
+      std::int64_t stream = 0;
+      const auto f = kwinputs.find("kernel_file");
+      const auto s = kwinputs.find("stream");
+      if (name == "triton" && f != kwinputs.end() && f->second.isString() && s != kwinputs.end() &&
+          s->second.isInt()) {
+        std::string path = f->second.toStringRef();
+        if (const auto slash = path.find_last_of('/'); slash != std::string::npos)
+          path = path.substr(slash + 1);
+        file = b.intern(path);
+        stream = s->second.toInt();
+      }
+      e.u32(file);
+      e.i64(stream);
+    }
+    e.close();
+  } catch (...) {
+    // A value torch could not describe either (a sparse tensor's strides):
+    // this op gets no node.
+    return;
+  }
+  commit(b);
+}
+
+void EtRecorder::record_end(const at::RecordFunction& fn) {
+  if (budget_ && budget_->exhausted()) return;
+  ThreadBuffer& b = local();
+  std::lock_guard<std::mutex> lock(b.mutex);
+  const std::uint64_t gen = generation_.load(std::memory_order_relaxed);
+  if (b.generation != gen) b.reset_caches(gen);
+  b.scratch.clear();
+  et::Encoder e(b.scratch);
+  try {
+    e.begin(et::RecordKind::end, seq_.fetch_add(1, std::memory_order_relaxed));
+    e.u64(fn.handle());
+    e.u64(fn.threadId());
+    const auto& outputs = fn.outputs();
+    const std::size_t n = fn.num_outputs();
+    const bool logged = n <= outputs.size();
+    std::uint8_t flags = logged ? et::kOutputsLogged : 0;
+    const bool comm = logged && fn.isNcclMeta();
+    if (comm) flags |= et::kCommAttrs;
+    e.u8(flags);
+    if (logged) {
+      e.u32(static_cast<std::uint32_t>(n));
+      for (std::size_t i = outputs.size() - n; i < outputs.size(); ++i)
+        put_value(e, b, outputs[i]);
+    }
+    if (comm) {
+      // torch's getCommsNodeAttrs: read from the ParamCommsDebugInfo still
+      // set at this end callback.
+      std::vector<std::array<std::uint32_t, 3>> attrs;
+      if (c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PARAM_COMMS_INFO) == nullptr) {
+        attrs.push_back({b.intern("debug"), b.intern("string"), b.intern("\"missing comms info\"")});
+      } else {
+        const auto meta = torch::profiler::impl::saveNcclMeta(
+            fn, torch::profiler::impl::SaveNcclMetaConfig(false, true, false, true));
+        for (const auto& a : kCommAttrs) {
+          const auto it = meta.find(a.meta_key);
+          if (it != meta.end())
+            attrs.push_back({b.intern(a.et_name), b.intern(a.type), b.intern(it->second)});
+        }
+      }
+      e.u32(static_cast<std::uint32_t>(attrs.size()));
+      for (const auto& a : attrs)
+        for (auto v : a) e.u32(v);
+    }
+    e.close();
+  } catch (...) {
+    return;
+  }
+  commit(b);
+}
+
+}  // namespace chakrashim::bridge

@@ -1,0 +1,128 @@
+// chakrashim's own Execution Trace recorder (CHAKRA_ET_RECORDER=native;
+// docs/et-recorder.md): the same ET as torch's ExecutionTraceObserver, at a
+// small part of its cost on the training thread.
+//
+// On the training thread, each op's start and end copy only what must be
+// read while the op runs (name, ids, scope, schema by operator, and every
+// input's and output's identity, dtype, shape, strides and scalars) into
+// compact binary records (writers/et_records.h), in per-thread chunks of
+// mmap'd pages charged to the window's MemoryBudget. After the window the
+// writer thread turns them into torch's JSON (writers/et_json_writer.h).
+//
+// Two RecordFunction callbacks, so that our op spans leave the recorder's
+// work out: `start` is registered before the op-span callback (its work
+// ends before the span's start time is taken), `end` after it (its work
+// begins after the span's end time). End callbacks run in registration
+// order, so the window's deferred boundary (capture.h) must run after our
+// end too, or the step's own Optimizer.step node would be lost: the end
+// callback calls Capture::on_recorder_op_end once it has recorded.
+//
+// Threads: the callbacks touch only the calling thread's buffer (its mutex
+// is uncontended but for take()), one process-wide atomic sequence number,
+// and atomics of this object.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <ATen/record_function.h>
+
+#include "chakrashim/memory_budget.h"
+#include "writers/et_json_writer.h"
+
+namespace chakrashim::bridge {
+
+// A block of records in pages of our own (page_allocator.h says why not
+// malloc's heap). Movable, never copied.
+class RecordChunk {
+ public:
+  explicit RecordChunk(std::size_t capacity);
+  ~RecordChunk();
+  RecordChunk(RecordChunk&& other) noexcept;
+  RecordChunk& operator=(RecordChunk&& other) noexcept;
+  RecordChunk(const RecordChunk&) = delete;
+  RecordChunk& operator=(const RecordChunk&) = delete;
+
+  bool fits(std::size_t n) const { return used_ + n <= capacity_; }
+  void append(const std::uint8_t* p, std::size_t n);
+  const std::uint8_t* data() const { return base_; }
+  std::size_t size() const { return used_; }
+
+ private:
+  std::uint8_t* base_ = nullptr;
+  std::size_t capacity_ = 0;
+  std::size_t used_ = 0;
+};
+
+// One thread's records, as taken at the window's end.
+struct EtThreadRecords {
+  std::vector<std::string> strings;
+  std::vector<RecordChunk> chunks;
+};
+
+// Everything the writer needs for the ET file.
+struct EtRecords {
+  std::vector<EtThreadRecords> threads;
+  writers::EtHeader header;
+  // The writer's view of the threads (pointers into `threads`).
+  std::vector<writers::EtThreadStream> streams() const;
+};
+
+class EtRecorder {
+ public:
+  static EtRecorder& instance();
+
+  // What the end callback calls after its own work, for every op (the
+  // capture's deferred window boundary).
+  static void set_after_end(void (*after_end)(const at::RecordFunction&));
+  // Registers the start callback, disabled; before the op-span callback.
+  // `budget` is charged for every chunk and string.
+  void add(MemoryBudget* budget);
+  // Registers the end callback; after the op-span callback.
+  void add_end_callback();
+  void enable();
+  void disable();
+  // Disables and unregisters both callbacks; the records stay for take().
+  void remove();
+  bool added() const { return start_handle_ != at::INVALID_CALLBACK_HANDLE; }
+  // Acquire: what add() set (the budget) is seen by a recording thread.
+  bool enabled() const { return enabled_.load(std::memory_order_acquire); }
+  // Whether the end callback is registered (it then runs the boundary).
+  bool ends_ops() const { return end_handle_.load() != at::INVALID_CALLBACK_HANDLE; }
+  // Moves every thread's records out, with the header (after remove()).
+  EtRecords take();
+  // In a forked child: never record again, never touch a buffer (another
+  // thread of the parent may have held its mutex at fork). Flags only,
+  // and torch's callback table.
+  void silence_in_forked_child();
+  // Records the budget refused (the window was cut for memory).
+  std::uint64_t records_refused() const { return refused_.load(); }
+
+  // --- the callbacks' work (et_recorder.cpp) ---
+  void record_start(const at::RecordFunction& fn);
+  void record_end(const at::RecordFunction& fn);
+
+ private:
+  struct ThreadBuffer;
+  ThreadBuffer& local();
+  // Appends the thread's scratch record; false if the budget refused.
+  bool commit(ThreadBuffer& b);
+
+  std::atomic<bool> enabled_{false};
+  std::atomic<bool> dead_{false};
+  std::atomic<std::uint64_t> seq_{1};
+  std::atomic<std::uint64_t> refused_{0};
+  MemoryBudget* budget_ = nullptr;
+  at::CallbackHandle start_handle_ = at::INVALID_CALLBACK_HANDLE;
+  std::atomic<at::CallbackHandle> end_handle_{at::INVALID_CALLBACK_HANDLE};
+  std::mutex registry_mutex_;
+  std::vector<std::shared_ptr<ThreadBuffer>> buffers_;
+  std::atomic<std::uint64_t> generation_{1};  // bumped by take(): caches start over
+  writers::EtHeader header_;
+};
+
+}  // namespace chakrashim::bridge

@@ -1,0 +1,48 @@
+// Turns the native recorder's records (et_records.h) into the Execution Trace
+// JSON that torch's ExecutionTraceObserver writes for the same callbacks
+// (torch 2.13, schema "1.1.1-chakra.0.0.4"; docs/et-recorder.md lists the
+// rules and the few deliberate differences). Torch-free: runs on the writer
+// thread after the window, and in unit and fuzz tests on made-up records.
+//
+// How torch's ids come out the same: torch takes every id (thread nodes, op
+// nodes, tensors, storages) from one counter, inside the callbacks, keyed by
+// TensorImpl and storage data pointers. The writer replays the records of
+// every thread merged by their sequence number, assigning ids in the order
+// the callbacks ran, with the same rules; nodes come out in the order torch
+// writes them (a thread node at its thread's first op, an op node at its end).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "files/byte_sink.h"
+
+namespace chakrashim::writers {
+
+// One recording thread's records: its string table and its chunks of
+// records (no record straddles two chunks).
+struct EtThreadStream {
+  const std::vector<std::string>* strings = nullptr;
+  std::vector<std::pair<const std::uint8_t*, std::size_t>> chunks;
+};
+
+struct EtHeader {
+  std::int64_t pid = 0;
+  std::string time;            // local wall time, "%Y-%m-%d %X"
+  std::int64_t start_ts = 0;   // steady clock, ms, as torch's observer
+  std::int64_t finish_ts = 0;
+};
+
+struct EtWriteStats {
+  std::uint64_t nodes = 0;       // op nodes written (thread and root nodes not counted)
+  std::uint64_t unfinished = 0;  // started, never ended in the window: not written, as torch
+  std::uint64_t corrupt = 0;     // records that could not be read (a stream stops there)
+};
+
+// Writes the whole document. False if the sink failed.
+bool write_et_json(files::ByteSink& sink, const EtHeader& header,
+                   const std::vector<EtThreadStream>& threads, EtWriteStats* stats = nullptr);
+
+}  // namespace chakrashim::writers

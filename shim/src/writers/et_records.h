@@ -1,0 +1,165 @@
+// The native ET recorder's binary records (docs/et-recorder.md): what the
+// recorder copies on the training thread, in the order it happened, for the
+// writer to turn into torch's Execution Trace JSON after the window. Torch-
+// free, so that the writer, its tests and its fuzz target share it.
+//
+// A thread's records are a byte stream; every string (op names, schemas,
+// dtype and device names) is an index into that thread's string table, so a
+// stream holds no pointer to dereference. Pointers that appear (a tensor's
+// TensorImpl, its storage's data) are identities only: the writer assigns
+// torch's ids from them, never reads through them.
+//
+// Layout (little-endian as the machine writes it; records are read back on
+// the machine that wrote them):
+//   record  := u32 size (whole record, this field included) | u8 kind | u64 seq | body
+//   start   := u64 handle | u64 tid | u64 fw_tid | i64 seq_nr | u8 scope | u32 name
+//              | u32 schema (string + 1; 0: none) | u8 flags | [kernel] | u32 n | value*n
+//   kernel  := u32 backend | u32 file | i64 stream            (flags & kKernelInfo)
+//   end     := u64 handle | u64 tid | u8 flags | u32 n | value*n
+//              | [u32 m | (u32 name | u32 type | u32 raw_value)*m]  (flags & kCommAttrs)
+//   value   := u8 kind | payload (ValueKind below)
+// `seq` orders records across threads: one process-wide counter, taken as the
+// record is made, so the writer replays every thread in the order torch's
+// observer would have seen the callbacks.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+namespace chakrashim::writers::et {
+
+enum class RecordKind : std::uint8_t { start = 1, end = 2 };
+
+enum class ValueKind : std::uint8_t {
+  tensor = 0,  // u8 flags | u32 dtype | u64 impl | [u8 dims | i64 sizes | i64 strides]
+               // | [u64 storage | u64 offset | u64 numel | u64 itemsize | u32 device]
+  list = 1,    // u32 n | value*n  (torch's GenericList; at most kMaxListItems kept)
+  tuple = 2,   // u32 n | value*n
+  int_ = 3,    // i64
+  double_ = 4, // f64
+  bool_ = 5,   // u8
+  string = 6,  // u32 len | bytes
+  device = 7,  // u32 text ("cpu", "cuda:0")
+  other = 8,   // u32 torch's tag name (None, Generator, ...), written as "<name>"
+};
+
+// Tensor flags.
+inline constexpr std::uint8_t kTensorShape = 1;    // defined, concrete sizes: dims follow
+inline constexpr std::uint8_t kTensorStorage = 2;  // has storage, concrete: storage part follows
+// Start flags.
+inline constexpr std::uint8_t kInputsLogged = 1;  // torch's checkFunctionInputsForLogging held
+inline constexpr std::uint8_t kKernelInfo = 2;
+// End flags.
+inline constexpr std::uint8_t kOutputsLogged = 1;
+inline constexpr std::uint8_t kCommAttrs = 2;
+
+inline constexpr std::uint32_t kNoString = 0xffffffffu;
+// torch's kMaxNumElements: a list keeps items 0..4096, then stops.
+inline constexpr std::uint32_t kMaxListItems = 4097;
+inline constexpr std::uint8_t kMaxDims = 255;
+
+// Appends records to a byte vector (the recorder's per-thread scratch).
+class Encoder {
+ public:
+  explicit Encoder(std::vector<std::uint8_t>& out) : out_(out) {}
+
+  // Opens a record; close() writes its size.
+  void begin(RecordKind kind, std::uint64_t seq) {
+    start_ = out_.size();
+    u32(0);
+    u8(static_cast<std::uint8_t>(kind));
+    u64(seq);
+  }
+  void close() {
+    const auto size = static_cast<std::uint32_t>(out_.size() - start_);
+    std::memcpy(out_.data() + start_, &size, sizeof size);
+  }
+
+  void u8(std::uint8_t v) { out_.push_back(v); }
+  void u32(std::uint32_t v) { raw(&v, sizeof v); }
+  void u64(std::uint64_t v) { raw(&v, sizeof v); }
+  void i64(std::int64_t v) { raw(&v, sizeof v); }
+  void f64(double v) { raw(&v, sizeof v); }
+  void raw(const void* p, std::size_t n) {
+    const auto* b = static_cast<const std::uint8_t*>(p);
+    out_.insert(out_.end(), b, b + n);
+  }
+  // Reserves a u32 to patch later (a list's count, known after its items).
+  std::size_t placeholder_u32() {
+    const std::size_t at = out_.size();
+    u32(0);
+    return at;
+  }
+  void patch_u32(std::size_t at, std::uint32_t v) { std::memcpy(out_.data() + at, &v, sizeof v); }
+  void value_kind(ValueKind k) { u8(static_cast<std::uint8_t>(k)); }
+
+ private:
+  std::vector<std::uint8_t>& out_;
+  std::size_t start_ = 0;
+};
+
+// Reads fields back; every read is bounds-checked (a short or corrupt record
+// sets failed() and yields zeros, never reads past the end).
+class Cursor {
+ public:
+  Cursor(const std::uint8_t* p, std::size_t n) : p_(p), end_(p + n) {}
+
+  bool failed() const { return failed_; }
+  bool at_end() const { return p_ >= end_; }
+  std::size_t left() const { return static_cast<std::size_t>(end_ - p_); }
+  const std::uint8_t* position() const { return p_; }
+
+  std::uint8_t u8() {
+    std::uint8_t v = 0;
+    take(&v, 1);
+    return v;
+  }
+  std::uint32_t u32() {
+    std::uint32_t v = 0;
+    take(&v, sizeof v);
+    return v;
+  }
+  std::uint64_t u64() {
+    std::uint64_t v = 0;
+    take(&v, sizeof v);
+    return v;
+  }
+  std::int64_t i64() {
+    std::int64_t v = 0;
+    take(&v, sizeof v);
+    return v;
+  }
+  double f64() {
+    double v = 0;
+    take(&v, sizeof v);
+    return v;
+  }
+  std::string_view bytes(std::uint32_t n) {
+    if (failed_ || left() < n) {
+      failed_ = true;
+      p_ = end_;
+      return {};
+    }
+    std::string_view s(reinterpret_cast<const char*>(p_), n);
+    p_ += n;
+    return s;
+  }
+
+ private:
+  void take(void* out, std::size_t n) {
+    if (failed_ || left() < n) {
+      failed_ = true;
+      p_ = end_;
+      return;
+    }
+    std::memcpy(out, p_, n);
+    p_ += n;
+  }
+  const std::uint8_t* p_;
+  const std::uint8_t* end_;
+  bool failed_ = false;
+};
+
+}  // namespace chakrashim::writers::et
