@@ -293,8 +293,8 @@ class WarningFixtures(CheckCase):
         cap = RankCapture(0, gpu=True)
         cap.et_schema = "1.0.1"
         self.assert_warning([self.write([cap])], "et.schema",
-                            text="has schema 1.0.1 (written by torch 2.1 or older, whose ET nodes have no "
-                                 "rf_id), which chakra_converter will refuse: the converter parses nodes "
+                            text="has schema 1.0.1 (written by torch 2.0 or 2.1, whose nodes carry rf_id as a "
+                                 "field, not in attrs), which chakra_converter will refuse: the converter parses nodes "
                                  "only of 1.0.2, 1.0.3, 1.1.0 and 1.1.1, each with the -chakra.0.0.4 suffix")
 
     def test_schema_of_torch_2_4_is_accepted_by_the_converter(self):
