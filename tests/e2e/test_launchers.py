@@ -11,7 +11,7 @@ import sys
 import unittest
 
 from e2e_case import CaptureCase
-from harness import JOBS, PYTHON, SOURCE_DIR, Capture, all_files, clean_env
+from harness import JOBS, PRELOAD, PYTHON, SOURCE_DIR, Capture, all_files, clean_env
 
 CHAKRA_RUN = os.path.join(SOURCE_DIR, "scripts", "chakra-run")
 SLURM = os.path.join(SOURCE_DIR, "scripts", "slurm", "single-node.sh")
@@ -69,7 +69,10 @@ class LauncherCase(CaptureCase):
         return ""
 
     def chakra_run(self, *options):
-        return [CHAKRA_RUN, "--start", "2", "--end", "3", "--dir", self.trace_dir, *options, "--"]
+        # --lib: chakra-run in the source tree looks only in ./build; CTest's
+        # build folder may be another (scripts/compat.sh builds elsewhere).
+        lib = ["--lib", PRELOAD] if PRELOAD else []
+        return [CHAKRA_RUN, "--start", "2", "--end", "3", "--dir", self.trace_dir, *lib, *options, "--"]
 
     def assert_two_ranks(self, r, job="0", index=0, ranks=(0, 1)):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)

@@ -289,6 +289,20 @@ class WarningFixtures(CheckCase):
         cap.et_schema = "1.0.4"
         self.assert_warning([self.write([cap])], "et.schema", text="which chakra_converter will refuse")
 
+    def test_schema_warning_names_the_torch_that_wrote_it_and_the_reason(self):
+        cap = RankCapture(0, gpu=True)
+        cap.et_schema = "1.0.1"
+        self.assert_warning([self.write([cap])], "et.schema",
+                            text="has schema 1.0.1 (written by torch 2.0 or 2.1, whose nodes carry rf_id as a "
+                                 "field, not in attrs), which chakra_converter will refuse: the converter parses nodes "
+                                 "only of 1.0.2, 1.0.3, 1.1.0 and 1.1.1, each with the -chakra.0.0.4 suffix")
+
+    def test_schema_of_torch_2_4_is_accepted_by_the_converter(self):
+        cap = RankCapture(0, gpu=True)
+        cap.et_schema = "1.1.0-chakra.0.0.4"
+        r = check(self.write([cap]))
+        self.assertNotIn("[et.schema]", r.stdout)
+
     def test_ranks_absent_because_of_chakra_ranks(self):
         caps = [RankCapture(r, 4, gpu=True, ranks_filter="0,2") for r in (0, 2)]
         r = self.assert_warning([self.write(caps)], "ranks.filtered", rank=None,

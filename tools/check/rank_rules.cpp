@@ -53,8 +53,14 @@ void et_schema_rules(const EtInput& in, std::vector<Finding>& out) {
   if (!sum.schema) return;
   if (!listed(names::kConverterSchemas, *sum.schema)) {
     const bool linker = listed(names::kLinkerSchemas, *sum.schema);
-    out.push_back({RuleId::et_schema, in.path + " has schema " + *sum.schema + ", which chakra_converter" +
-                                          (linker ? "" : " and chakra_trace_link") + " will refuse"});
+    std::string writer = "no torch release chakrashim knows";
+    for (const auto& w : names::kEtSchemaWriters)
+      if (w.schema == *sum.schema) writer = std::string(w.torch);
+    out.push_back({RuleId::et_schema,
+                   in.path + " has schema " + *sum.schema + " (written by " + writer + "), which chakra_converter" +
+                       (linker ? "" : " and chakra_trace_link") +
+                       " will refuse: the converter parses nodes only of 1.0.2, 1.0.3, 1.1.0 and 1.1.1, "
+                       "each with the -chakra.0.0.4 suffix; capture under torch 2.5 or later"});
   }
 }
 

@@ -57,7 +57,22 @@ inline constexpr std::string_view kDefaultStepMarker = "Optimizer.step#";
 // reads no field of its nodes and then fails.
 inline constexpr std::array<std::string_view, 4> kConverterSchemas = {
     "1.0.2-chakra.0.0.4", "1.0.3-chakra.0.0.4", "1.1.0-chakra.0.0.4", "1.1.1-chakra.0.0.4"};
-inline constexpr std::array<std::string_view, 6> kLinkerSchemas = {
+// The ET schema each torch release writes, read from the format string in
+// that release's libtorch_cpu.so (2.0.1, 2.1.2, 2.2.2, 2.3.1, 2.4.1, 2.14.1;
+// docs/compat.md says how), so that `check`
+// can name the torch that wrote a file and why the converter refuses it.
+struct EtSchemaWriter {
+  std::string_view schema;
+  std::string_view torch;
+};
+inline constexpr std::array<EtSchemaWriter, 6> kEtSchemaWriters = {{
+    {"1.0.1", "torch 2.0 or 2.1, whose nodes carry rf_id as a field, not in attrs"},
+    {"1.0.2-chakra.0.0.4", "torch 2.2 or 2.3"},
+    {"1.0.3-chakra.0.0.4", "a torch between releases: no release from 2.1 to 2.4"},
+    {"1.0.4", "a torch between releases: no release from 2.1 to 2.4"},
+    {"1.1.0-chakra.0.0.4", "torch 2.4"},
+    {"1.1.1-chakra.0.0.4", "torch 2.5 to 2.15"},
+}};inline constexpr std::array<std::string_view, 6> kLinkerSchemas = {
     "1.0.1", "1.0.2", "1.0.3", "1.0.4", "1.1.0", "1.1.1-chakra.0.0.4"};
 
 }  // namespace chakrashim::tools::names
