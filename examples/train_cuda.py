@@ -18,7 +18,9 @@ and two streams.
   eager     the step above, op by op (cudaLaunchKernel);
   compiled  the same step with the trunk under torch.compile: Inductor's
             Triton kernels, launched through the driver API (cuLaunchKernel),
-            inside the compiled graph's ops (on the CPU: Inductor's C++);
+            inside the compiled graph's ops (on the CPU: Inductor's C++;
+            --compile-part mlp compiles only the MLP block, for a quick
+            compile on a small CPU);
   graphs    the trunk, head, loss, backward and AdamW step (capturable)
             captured once into a torch.cuda.CUDAGraph before the first step,
             each step copying its batch into the graph's static input and
@@ -168,6 +170,9 @@ def main():
     ap.add_argument("--torch-profiler", nargs=2, type=int, metavar=("START", "END"))
     ap.add_argument("--profiler-trace")
     ap.add_argument("--job", choices=("eager", "compiled", "graphs"), default="eager")
+    ap.add_argument("--compile-part", choices=("trunk", "mlp"), default="trunk",
+                    help="--job compiled: what torch.compile compiles (mlp: the MLP block only, "
+                         "a compile a small CPU finishes in seconds)")
     args = ap.parse_args()
     if args.torch_profiler:
         first, last = args.torch_profiler
@@ -210,7 +215,10 @@ def main():
     if args.job == "compiled":
         # Compiled on the first call (step 0, with the setup); the backward
         # is compiled too (AOTAutograd), so both passes launch Triton kernels.
-        trunk = torch.compile(model.trunk)
+        if args.compile_part == "trunk":
+            trunk = torch.compile(model.trunk)
+        else:
+            model.mlp = torch.compile(model.mlp)
     graph = static = None
     if args.job == "graphs":
         opt = torch.optim.AdamW(model.parameters(), lr=1e-3, capturable=True)
