@@ -81,7 +81,7 @@ class GpuCheckDry(unittest.TestCase):
         out = os.path.join(work, "out")
         shutil.rmtree(out, ignore_errors=True)
         r = gpu_check("--dry", "--out", out, "--build", os.path.join(work, "build"),
-                      "--deps", os.path.join(work, "deps"), "--python", PYTHON, "--pack", timeout=840)
+                      "--deps", os.path.join(work, "deps"), "--python", PYTHON, "--pack", timeout=1140)
         self.assertEqual(r.returncode, 0, r.stdout[-8000:] + r.stderr[-4000:])
         lines = r.stdout.splitlines()
         # One line per job, then the overall verdict.
