@@ -14,7 +14,21 @@ synthetic data. Each step:
 So the device trace has kernels of many kinds, memcpys HtoD, DtoH and DtoD,
 and two streams.
 
+--job picks how the GPU work is launched (each job is judged alike):
+  eager     the step above, op by op (cudaLaunchKernel);
+  compiled  the same step with the trunk under torch.compile: Inductor's
+            Triton kernels, launched through the driver API (cuLaunchKernel),
+            inside the compiled graph's ops (on the CPU: Inductor's C++;
+            --compile-part mlp compiles only the MLP block, for a quick
+            compile on a small CPU);
+  graphs    the trunk, head, loss, backward and AdamW step (capturable)
+            captured once into a torch.cuda.CUDAGraph before the first step,
+            each step copying its batch into the graph's static input and
+            replaying it inside record_function("train_step_graph"): its
+            kernels come from one cudaGraphLaunch per step. CUDA only.
+
   python examples/train_cuda.py [--device cuda|cpu] [--steps N]
+                                [--job eager|compiled|graphs]
                                 [--step-times FILE]
                                 [--torch-profiler START END --profiler-trace FILE]
 
@@ -90,7 +104,7 @@ def make_data(device, batches, batch, classes):
 def write_times(path, args, step_ms, final_loss):
     doc = {"device": args.device, "steps": args.steps, "step_ms": step_ms,
            "torch_profiler": args.torch_profiler, "profiler_trace": args.profiler_trace,
-           "final_loss": final_loss, "torch": torch.__version__, "pid": os.getpid()}
+           "final_loss": final_loss, "job": args.job, "torch": torch.__version__, "pid": os.getpid()}
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
         json.dump(doc, f)
@@ -114,6 +128,39 @@ def start_profiler(args, on_cuda):
     return prof
 
 
+GRAPH_STEP_MARKER = "train_step_graph"
+
+
+def capture_step(model, opt, x0, y0):
+    """The whole training step captured into one CUDA graph (PyTorch's
+    whole-network capture recipe): a few warm-up steps on a side stream,
+    then the capture. Returns (graph, {"x", "y", "loss"} static tensors)."""
+    static = {"x": x0.clone(), "y": y0.clone()}
+
+    def train_step():
+        logits = model.head(model.trunk(static["x"]) + model.branch(static["x"]))
+        loss = F.cross_entropy(logits, static["y"])
+        loss.backward()
+        opt.step()
+        return loss
+
+    warm = torch.cuda.Stream()
+    warm.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(warm):
+        for _ in range(3):
+            opt.zero_grad(set_to_none=True)
+            train_step()
+    torch.cuda.current_stream().wait_stream(warm)
+    graph = torch.cuda.CUDAGraph()
+    # The gradients are allocated inside the capture, from the graph's pool:
+    # each replay writes them afresh.
+    opt.zero_grad(set_to_none=True)
+    with torch.cuda.graph(graph):
+        static["loss"] = train_step()
+    torch.cuda.synchronize()
+    return graph, static
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
@@ -122,6 +169,10 @@ def main():
     ap.add_argument("--step-times")
     ap.add_argument("--torch-profiler", nargs=2, type=int, metavar=("START", "END"))
     ap.add_argument("--profiler-trace")
+    ap.add_argument("--job", choices=("eager", "compiled", "graphs"), default="eager")
+    ap.add_argument("--compile-part", choices=("trunk", "mlp"), default="trunk",
+                    help="--job compiled: what torch.compile compiles (mlp: the MLP block only, "
+                         "a compile a small CPU finishes in seconds)")
     args = ap.parse_args()
     if args.torch_profiler:
         first, last = args.torch_profiler
@@ -131,6 +182,10 @@ def main():
             ap.error("--torch-profiler needs --profiler-trace FILE")
     if args.device == "cuda" and not torch.cuda.is_available():
         print("train_cuda.py: CUDA is not available (use --device cpu for a CPU smoke test)",
+              file=sys.stderr)
+        return 3
+    if args.job == "graphs" and args.device != "cuda":
+        print("train_cuda.py: --job graphs needs CUDA (CUDA graphs do not exist on the CPU)",
               file=sys.stderr)
         return 3
 
@@ -156,6 +211,19 @@ def main():
         if on_cuda:
             torch.cuda.synchronize()
 
+    trunk = model.trunk
+    if args.job == "compiled":
+        # Compiled on the first call (step 0, with the setup); the backward
+        # is compiled too (AOTAutograd), so both passes launch Triton kernels.
+        if args.compile_part == "trunk":
+            trunk = torch.compile(model.trunk)
+        else:
+            model.mlp = torch.compile(model.mlp)
+    graph = static = None
+    if args.job == "graphs":
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3, capturable=True)
+        graph, static = capture_step(model, opt, xs[0].to(device), ys[0].to(device))
+
     prof = None
     if args.torch_profiler and args.torch_profiler[0] == 0:
         prof = start_profiler(args, on_cuda)
@@ -163,24 +231,37 @@ def main():
     t_prev = time.perf_counter()
     for step in range(args.steps):
         i = step % xs.shape[0]
-        x = xs[i].to(device, non_blocking=True)          # Memcpy HtoD (Pinned -> Device)
-        y = ys[i].to(device, non_blocking=True)
-        with torch.no_grad():
-            snapshot.copy_(x)                             # Memcpy DtoD
-        if on_cuda:
-            side.wait_stream(torch.cuda.current_stream())
-        with on_side():
-            aux = model.branch(x)                         # kernels on the second stream
-        if on_cuda:
-            torch.cuda.current_stream().wait_stream(side)
-            aux.record_stream(torch.cuda.current_stream())
-        logits = model.head(model.trunk(x) + aux)
-        loss = F.cross_entropy(logits, y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        loss_host.copy_(loss.detach(), non_blocking=True)  # Memcpy DtoH (Device -> Pinned)
-        opt.step()                                          # the step ends here
+        if graph is not None:
+            # The batch goes into the graph's static input; the replay is the
+            # step (CHAKRA_STEP_MARKER=train_step_graph counts it: no Python
+            # optimizer.step() runs).
+            static["x"].copy_(xs[i], non_blocking=True)      # Memcpy HtoD
+            static["y"].copy_(ys[i], non_blocking=True)
+            with torch.no_grad():
+                snapshot.copy_(static["x"])                   # Memcpy DtoD
+            with torch.profiler.record_function(GRAPH_STEP_MARKER):
+                graph.replay()                                # one cudaGraphLaunch
+                loss_host.copy_(static["loss"].detach(), non_blocking=True)  # Memcpy DtoH
+            loss = static["loss"]
+        else:
+            x = xs[i].to(device, non_blocking=True)          # Memcpy HtoD (Pinned -> Device)
+            y = ys[i].to(device, non_blocking=True)
+            with torch.no_grad():
+                snapshot.copy_(x)                             # Memcpy DtoD
+            if on_cuda:
+                side.wait_stream(torch.cuda.current_stream())
+            with on_side():
+                aux = model.branch(x)                         # kernels on the second stream
+            if on_cuda:
+                torch.cuda.current_stream().wait_stream(side)
+                aux.record_stream(torch.cuda.current_stream())
+            logits = model.head(trunk(x) + aux)
+            loss = F.cross_entropy(logits, y)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            loss_host.copy_(loss.detach(), non_blocking=True)  # Memcpy DtoH (Device -> Pinned)
+            opt.step()                                          # the step ends here
         sync()
         now = time.perf_counter()
         step_ms.append((now - t_prev) * 1e3)

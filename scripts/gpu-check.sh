@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Proves the GPU path on a real GPU (issue #8), in one command of a few minutes:
-# builds chakrashim and its torch bridge against this machine's torch, runs
-# examples/train_cuda.py under the shim over a 3-step window and again under
-# torch.profiler over the same steps, checks the device trace and compares
-# the two, and prints one summary line (scripts/gpu_check/analyze.py).
+# Proves the GPU path on a real GPU (issues #8, #20), in one command of a few
+# minutes: builds chakrashim and its torch bridge against this machine's
+# torch, runs each job of examples/train_cuda.py (eager; compiled: a
+# torch.compile'd trunk, Triton kernels by cuLaunchKernel; graphs: the whole
+# step replayed from a CUDA graph) under the shim over a 3-step window and
+# again under torch.profiler over the same steps, checks each device trace
+# and compares the two, and prints one summary line per job and an overall
+# one (scripts/gpu_check/analyze.py).
 #
 #   scripts/gpu-check.sh [--out DIR] [options]     on a GPU machine
 #   scripts/gpu-check.sh --dry [options]           on a CPU: syntax, tools, build, CPU run
@@ -19,6 +22,13 @@
 #   --pack/--no-pack leave only gpu-check.log, summary.txt and results.tar.gz
 #                    in DIR (default: --pack when DIR came from $OUT)
 #   --jobs N         build jobs (default nproc)
+#   --train-jobs L   the train_cuda.py jobs, comma-separated (default
+#                    eager,compiled,graphs; --dry: graphs is n/a on a CPU)
+#   --et-recorder R  native or torch: CHAKRA_ET_RECORDER for the shim runs
+#                    (default: unset, torch's observer)
+#   --no-dry-compiled  --dry: skip the compiled job (--dry compiles only the
+#                    MLP block: Inductor's C++ compile of the trunk takes
+#                    over a minute on a small CPU)
 #   --torch-min      build with the minimal torch config (cmake/torch_minimal:
 #                    libtorch_cpu and c10, no CUDA) instead of torch's own
 #                    CMake config; the build also falls back to it by itself
@@ -33,8 +43,9 @@ root=$(cd "$here/.." && pwd)
 t0=$SECONDS
 mode=gpu
 out="" build="" deps="$root/.gpu-deps" python=python3 steps="" win_s="" win_e="" pack="" jobs="" torch_min=0
+train_jobs=eager,compiled,graphs et_recorder="" dry_compiled=1
 
-usage() { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; }
 # need_args COUNT-LEFT COUNT-NEEDED OPTION WHAT: a usage error when too few follow.
 need_args() { [ "$1" -ge "$2" ] || { echo "gpu-check.sh: $3 needs $4" >&2; exit 2; }; }
 while [ $# -gt 0 ]; do
@@ -51,6 +62,9 @@ while [ $# -gt 0 ]; do
     --no-pack) pack=0 ;;
     --jobs) need_args $# 2 "$1" N; jobs=$2; shift ;;
     --torch-min) torch_min=1 ;;
+    --train-jobs) need_args $# 2 "$1" LIST; train_jobs=$2; shift ;;
+    --et-recorder) need_args $# 2 "$1" "native or torch"; et_recorder=$2; shift ;;
+    --no-dry-compiled) dry_compiled=0 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "gpu-check.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -59,11 +73,19 @@ done
 for n in "$steps" "$win_s" "$win_e" "$jobs"; do
   case "$n" in ''|*[!0-9]*) [ -z "$n" ] || { echo "gpu-check.sh: '$n' is not a number" >&2; exit 2; } ;; esac
 done
+case "$et_recorder" in ''|native|torch) ;; *) echo "gpu-check.sh: --et-recorder takes native or torch, not '$et_recorder'" >&2; exit 2 ;; esac
+for j in ${train_jobs//,/ }; do
+  case "$j" in eager|compiled|graphs) ;; *) echo "gpu-check.sh: unknown job '$j' in --train-jobs (eager, compiled, graphs)" >&2; exit 2 ;; esac
+done
+[ -n "${train_jobs//,/}" ] || { echo "gpu-check.sh: --train-jobs needs at least one job" >&2; exit 2; }
 if [ "$mode" = dry ]; then
   steps=${steps:-10}; win_s=${win_s:-4}; win_e=${win_e:-5}; device=cpu; batch=8
+  # Inductor's C++ compile of the whole trunk takes over a minute on 2 cores.
+  compile_part=mlp
   build=${build:-$root/build-gpu-check-dry}
 else
   steps=${steps:-200}; win_s=${win_s:-40}; win_e=${win_e:-42}; device=cuda; batch=64
+  compile_part=trunk
   build=${build:-$root/build-gpu-check}
 fi
 if [ -z "$out" ]; then
@@ -109,6 +131,7 @@ fail() {
   if [ "$mode" != deps ]; then
     printf 'gpu-check: FAIL stage=%s: %s mode=%s\n' "$stage" "$*" "$mode" >"$out/summary.txt"
     cat "$out/summary.txt"
+    rm -f "$out/summary.txt.parts"
   fi
   finished=1
   exit 1
@@ -119,8 +142,9 @@ pack_results() {
   # A returned file may be at most 16 MiB: past that, the traces go apart so
   # that the logs and figures still come back.
   if [ "$(wc -c <"$out/results.tar.gz")" -gt $((15 * 1024 * 1024)) ]; then
-    tar -C "$out" -czf "$out/results.tar.gz" --exclude='run/shim' --exclude='run/profiler' run
-    tar -C "$out" -czf "$out/traces.tar.gz" run/shim run/profiler
+    tar -C "$out" -czf "$out/results.tar.gz" --exclude='run/shim' --exclude='run/profiler' \
+      --exclude='run/*/shim' --exclude='run/*/profiler' run
+    (cd "$out" && tar -czf traces.tar.gz run/shim run/profiler $(ls -d run/*/shim run/*/profiler 2>/dev/null))
   fi
   rm -rf "$run"
 }
@@ -129,6 +153,7 @@ on_exit() {
   if [ "$finished" = 0 ] && [ "$mode" != deps ]; then
     log "FAIL at $stage: unexpected exit (status $rc)"
     printf 'gpu-check: FAIL stage=%s: unexpected exit (status %s) mode=%s\n' "$stage" "$rc" "$mode" >"$out/summary.txt"
+    rm -f "$out/summary.txt.parts"
   fi
   pack_results || echo "gpu-check: packing the results failed" >&2
 }
@@ -181,10 +206,10 @@ if [ "$mode" = deps ]; then
   exit 0
 fi
 
-rm -rf "$run" "$out/summary.txt" "$out/results.tar.gz" "$out/traces.tar.gz"
+rm -rf "$run" "$out/summary.txt" "$out/summary.txt.parts" "$out/results.tar.gz" "$out/traces.tar.gz"
 mkdir -p "$logs"
 : >"$logfile"
-log "mode $mode: steps $steps, window $win_s..$win_e, step times before $before_a..$before_b, after $after_a..$after_b"
+log "mode $mode: jobs $train_jobs, ET recorder ${et_recorder:-torch (default)}, steps $steps, window $win_s..$win_e, step times before $before_a..$before_b, after $after_a..$after_b"
 log "repo $root ($(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo 'no git')), out $out, build $build"
 
 # --- 1. tools ----------------------------------------------------------------------
@@ -314,38 +339,11 @@ fi
 readelf -d "$prefix/lib/libchakrashim_torch.so" 2>/dev/null | grep NEEDED >"$logs/bridge-needed.txt" || true
 log "build: done ($(grep -c . "$logs/build.log") lines of log; installed into $prefix; torch config: $torch_config)"
 
-# --- 5. the job under the shim ---------------------------------------------------------------------
-job=("$root/examples/train_cuda.py" --device "$device" --batch "$batch" --steps "$steps")
+# --- 5. the jobs: each under the shim, then under torch.profiler, then judged -----------------
 # No LD_PRELOAD or CHAKRA_* of the caller's: each run sets its own.
 clean_env=(env -u LD_PRELOAD)
 for v in $(env | sed -n 's/^\(CHAKRA_[A-Za-z0-9_]*\)=.*/\1/p'); do clean_env+=(-u "$v"); done
 clean_env+=(PYTHONUNBUFFERED=1)
-
-stage=shim-run
-log "shim run: steps $steps, capturing $win_s..$win_e under $prefix/lib/libchakrashim.so"
-mkdir -p "$run/shim"
-with_limit 300 "${clean_env[@]}" CHAKRA_PROFILE=1 CHAKRA_TRACE_DIR="$run/shim" CHAKRA_JOB_ID=gpucheck \
-  CHAKRA_START_STEP="$win_s" CHAKRA_END_STEP="$win_e" LD_PRELOAD="$prefix/lib/libchakrashim.so" \
-  "$py" "${job[@]}" --step-times "$run/shim_times.json" >"$logs/shim-run.log" 2>&1 ||
-  { show_tail "$logs/shim-run.log"; fail "the job under the shim failed (logs/shim-run.log)"; }
-{ grep '^\[chakrashim' "$logs/shim-run.log" || true; } | while IFS= read -r l; do log "  $l"; done
-{ find "$run/shim" -type f || true; } | sort | while IFS= read -r f; do log "  $(du -h "$f" | cut -f1)  ${f#"$out"/}"; done
-
-stage=check
-"$prefix/bin/chakrashim" check "$run/shim" >"$logs/check.txt" 2>&1 || true
-"$prefix/bin/chakrashim" check "$run/shim" --json >"$run/check.json" 2>>"$logs/check.txt" || true
-while IFS= read -r l; do log "  check: $l"; done < <(tail -n 8 "$logs/check.txt")
-
-stage=profiler-run
-log "torch.profiler run: the same job, profiling steps $win_s..$win_e"
-mkdir -p "$run/profiler"
-with_limit 300 "${clean_env[@]}" "$py" "${job[@]}" --torch-profiler "$win_s" "$win_e" \
-  --profiler-trace "$run/profiler/trace.json" --step-times "$run/profiler_times.json" \
-  >"$logs/profiler-run.log" 2>&1 ||
-  { show_tail "$logs/profiler-run.log"; fail "the job under torch.profiler failed (logs/profiler-run.log)"; }
-log "  $(du -h "$run/profiler/trace.json" 2>/dev/null | cut -f1)  run/profiler/trace.json"
-
-# --- 6. the verdict ------------------------------------------------------------------------------------------
 status=0
 if [ "$mode" = dry ]; then
   stage=self-test
@@ -353,17 +351,83 @@ if [ "$mode" = dry ]; then
     { show_tail "$logs/self-test.log"; fail "analyze.py --self-test failed"; }
   log "analyze.py self-test: $(tail -n 1 "$logs/self-test.log")"
 fi
-stage=analyze
-log "analysis:"
-"$py" "$here/gpu_check/analyze.py" --capture "$run/shim" --check-json "$run/check.json" \
-  --shim-times "$run/shim_times.json" --profiler-trace "$run/profiler/trace.json" \
-  --profiler-times "$run/profiler_times.json" --window "$win_s" "$win_e" \
-  --before "$before_a" "$before_b" --after "$after_a" "$after_b" \
-  --mode "$([ "$mode" = dry ] && echo cpu || echo gpu)" \
-  --summary-out "$out/summary.txt" --json-out "$run/analysis.json" >"$logs/analyze.log" 2>&1 || status=$?
-if [ "$status" -gt 1 ] || [ ! -s "$out/summary.txt" ]; then
-  show_tail "$logs/analyze.log"; fail "analyze.py failed (status $status)"
-fi
+: >"$out/summary.txt.parts"
+verdicts=()
+
+# run_job JOB: the job under the shim and under torch.profiler, checked and
+# judged; eager's files stay where they always were (run/shim, run/check.json,
+# ...), another job's go to run/JOB/ and logs/JOB-*.log.
+run_job() {
+  local job=$1 d=$run lp="" rc=0 marker=() label
+  if [ "$job" != eager ]; then d=$run/$job; lp=$job-; fi
+  label="[$job]"
+  local job_cmd=("$root/examples/train_cuda.py" --device "$device" --batch "$batch" --steps "$steps" --job "$job"
+                 --compile-part "$compile_part")
+  # The graph job's step is its replay: no Python optimizer.step() runs.
+  [ "$job" != graphs ] || marker=(CHAKRA_STEP_MARKER=train_step_graph)
+  local recorder=()
+  [ -z "$et_recorder" ] || recorder=(CHAKRA_ET_RECORDER="$et_recorder")
+
+  stage=$job-shim-run
+  log "$label shim run: steps $steps, capturing $win_s..$win_e under $prefix/lib/libchakrashim.so${et_recorder:+ (ET recorder $et_recorder)}"
+  mkdir -p "$d/shim"
+  with_limit 300 "${clean_env[@]}" CHAKRA_PROFILE=1 CHAKRA_TRACE_DIR="$d/shim" CHAKRA_JOB_ID=gpucheck \
+    CHAKRA_START_STEP="$win_s" CHAKRA_END_STEP="$win_e" "${marker[@]}" "${recorder[@]}" \
+    LD_PRELOAD="$prefix/lib/libchakrashim.so" \
+    "$py" "${job_cmd[@]}" --step-times "$d/shim_times.json" >"$logs/${lp}shim-run.log" 2>&1 ||
+    { show_tail "$logs/${lp}shim-run.log"; fail "$job under the shim failed (logs/${lp}shim-run.log)"; }
+  { grep '^\[chakrashim' "$logs/${lp}shim-run.log" || true; } | while IFS= read -r l; do log "  $l"; done
+  { find "$d/shim" -type f || true; } | sort | while IFS= read -r f; do log "  $(du -h "$f" | cut -f1)  ${f#"$out"/}"; done
+
+  stage=$job-check
+  "$prefix/bin/chakrashim" check "$d/shim" >"$logs/${lp}check.txt" 2>&1 || true
+  "$prefix/bin/chakrashim" check "$d/shim" --json >"$d/check.json" 2>>"$logs/${lp}check.txt" || true
+  while IFS= read -r l; do log "  check: $l"; done < <(tail -n 8 "$logs/${lp}check.txt")
+
+  stage=$job-profiler-run
+  log "$label torch.profiler run: the same job, profiling steps $win_s..$win_e"
+  mkdir -p "$d/profiler"
+  with_limit 300 "${clean_env[@]}" "$py" "${job_cmd[@]}" --torch-profiler "$win_s" "$win_e" \
+    --profiler-trace "$d/profiler/trace.json" --step-times "$d/profiler_times.json" \
+    >"$logs/${lp}profiler-run.log" 2>&1 ||
+    { show_tail "$logs/${lp}profiler-run.log"; fail "$job under torch.profiler failed (logs/${lp}profiler-run.log)"; }
+  log "  $(du -h "$d/profiler/trace.json" 2>/dev/null | cut -f1)  ${d#"$out"/}/profiler/trace.json"
+
+  stage=$job-analyze
+  log "$label analysis:"
+  "$py" "$here/gpu_check/analyze.py" --capture "$d/shim" --check-json "$d/check.json" \
+    --shim-times "$d/shim_times.json" --profiler-trace "$d/profiler/trace.json" \
+    --profiler-times "$d/profiler_times.json" --window "$win_s" "$win_e" \
+    --before "$before_a" "$before_b" --after "$after_a" "$after_b" \
+    --mode "$([ "$mode" = dry ] && echo cpu || echo gpu)" --job "$job" \
+    --summary-out "$d/summary.txt" --json-out "$d/analysis.json" >"$logs/${lp}analyze.log" 2>&1 || rc=$?
+  if [ "$rc" -gt 1 ] || [ ! -s "$d/summary.txt" ]; then
+    show_tail "$logs/${lp}analyze.log"; fail "analyze.py failed for $job (status $rc)"
+  fi
+  while IFS= read -r l; do log "  $l"; done <"$d/summary.txt"
+  cat "$d/summary.txt" >>"$out/summary.txt.parts"
+  if [ "$rc" = 0 ]; then verdicts+=("$job=PASS"); else verdicts+=("$job=FAIL"); status=1; fi
+}
+
+for job in ${train_jobs//,/ }; do
+  if [ "$mode" = dry ] && [ "$job" = graphs ]; then
+    log "[graphs] n/a (CPU): CUDA graphs need a GPU"
+    echo "gpu-check: n/a job=graphs (CPU: CUDA graphs need a GPU)" >>"$out/summary.txt.parts"
+    verdicts+=("graphs=n/a(CPU)")
+    continue
+  fi
+  if [ "$mode" = dry ] && [ "$job" = compiled ] && [ "$dry_compiled" = 0 ]; then
+    log "[compiled] skipped: --no-dry-compiled"
+    echo "gpu-check: skipped job=compiled (--no-dry-compiled)" >>"$out/summary.txt.parts"
+    verdicts+=("compiled=skipped")
+    continue
+  fi
+  run_job "$job"
+done
+stage=verdict
+overall="gpu-check: $([ "$status" = 0 ] && echo PASS || echo FAIL) jobs ${verdicts[*]} mode=$mode et_recorder=${et_recorder:-torch}"
+echo "$overall" >>"$out/summary.txt.parts"
+mv "$out/summary.txt.parts" "$out/summary.txt"
 finished=1
 log "done in $((SECONDS - t0)) s: $([ "$status" = 0 ] && echo PASS || echo FAIL) (results in $out)"
 cat "$out/summary.txt" >>"$logfile"

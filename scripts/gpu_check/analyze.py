@@ -4,7 +4,7 @@
   analyze.py --capture DIR --check-json FILE --shim-times FILE
              --profiler-trace FILE --profiler-times FILE
              --window S E --before A B --after C D [--mode gpu|cpu]
-             [--json-out FILE] [--summary-out FILE]
+             [--job eager|compiled|graphs] [--json-out FILE] [--summary-out FILE]
   analyze.py --self-test
 
 DIR is the chakrashim trace root of the run under the shim (one JOB_chakra/
@@ -23,6 +23,14 @@ Prints one summary line,
 then one line per failed criterion: `gpu-check: FAIL [name] what`.
 Exit status 0 on PASS, 1 on FAIL, 2 on usage errors.
 
+--job names the examples/train_cuda.py job judged (job=NAME ends the
+summary line) and adds its own criteria in GPU mode: `compiled` needs
+kernels launched through the driver API (cuLaunchKernel*, Inductor's Triton
+kernels) and every one of them linked to its op; `graphs` needs kernels of a
+replayed CUDA graph (their correlation is a cudaGraphLaunch's), every one
+linked to the op that replayed it, inside the train_step_graph annotation.
+The `streams` criterion (two streams) holds for eager and compiled only.
+
 --mode cpu (gpu-check.sh --dry) judges a CPU run of the same pipeline: the
 GPU-only criteria print n/a and the step-time ratio is shown, not judged.
 """
@@ -39,6 +47,14 @@ LAUNCH_NAMES = frozenset((
     "cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx",
     "cudaLaunchCooperativeKernel", "cudaMemcpy", "cudaMemcpyAsync",
     "cudaMemcpyFromSymbol", "cudaMemcpyToSymbol"))
+# Triton's launcher (Inductor) calls the driver API directly.
+DRIVER_LAUNCH_NAMES = frozenset(("cuLaunchKernel", "cuLaunchKernelEx"))
+# CUPTI gives every kernel, memcpy and memset of a replayed graph the
+# correlation id of the cudaGraphLaunch that launched the graph (plus a
+# graphId and graphNodeId of its own), so they link through that launch.
+GRAPH_LAUNCH_NAMES = frozenset(("cudaGraphLaunch", "cuGraphLaunch"))
+GRAPH_STEP_MARKER = "train_step_graph"    # examples/train_cuda.py --job graphs
+JOBS = ("eager", "compiled", "graphs")
 GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
 COUNTED_CATS = ("kernel", "gpu_memcpy")          # the ones Chakra links, and we compare
 HOST_CATS = ("cpu_op", "user_annotation")
@@ -112,7 +128,8 @@ def device_facts(doc):
     """Counts and joins over one Kineto-format device trace."""
     events = [e for e in doc.get("traceEvents", []) if isinstance(e, dict)]
     steps, step_numbers = [], []
-    host_ext = set()        # (pid, tid, External id) of every host op
+    host_ext = {}           # (pid, tid, External id) -> (start, end, name) of every host op
+    markers = []            # spans of the graph job's step annotation
     rf_ids = set()
     launches = {}           # correlation -> runtime event
     runtime = []
@@ -125,8 +142,12 @@ def device_facts(doc):
             if name.startswith(STEP_PREFIX):
                 steps.append((ns(e["ts"]), ns(e["ts"]) + ns(e.get("dur", 0))))
                 step_numbers.append(step_number(name))
+            start = ns(e["ts"])
             if "External id" in args:
-                host_ext.add((e.get("pid"), e.get("tid"), args["External id"]))
+                host_ext[(e.get("pid"), e.get("tid"), args["External id"])] = (
+                    start, start + ns(e.get("dur", 0)), name)
+            if name == GRAPH_STEP_MARKER:
+                markers.append((start, start + ns(e.get("dur", 0))))
             if "Record function id" in args:
                 rf_ids.add(args["Record function id"])
         elif cat in RUNTIME_CATS:
@@ -139,7 +160,8 @@ def device_facts(doc):
     step_spans = merge(steps)
     f = {"kernels": 0, "memcpys": 0, "memsets": 0, "ext_present": 0, "ext_linked": 0,
          "gpu_unlinked": 0, "gpu_before_launch": 0, "launches": 0, "launches_outside_step": 0,
-         "streams": 0, "steps": sorted(n for n in step_numbers if n is not None),
+         "streams": 0, "via_driver": 0, "via_driver_linked": 0, "via_graph": 0,
+         "via_graph_linked": 0, "graph_ops": {}, "steps": sorted(n for n in step_numbers if n is not None),
          "names": {}, "examples": {}}
 
     def example(key, text):
@@ -167,12 +189,34 @@ def device_facts(doc):
         # Linked as chakra_trace_link links it: the launch (by correlation)
         # has the same External id, and a host op with that id is on the
         # launch's thread.
-        if (ext is not None and launch is not None and (launch.get("args") or {}).get("External id") == ext
-                and (launch.get("pid"), launch.get("tid"), ext) in host_ext):
+        op = None
+        if ext is not None and launch is not None and (launch.get("args") or {}).get("External id") == ext:
+            op = host_ext.get((launch.get("pid"), launch.get("tid"), ext))
+        if op is not None:
             f["ext_linked"] += 1
         else:
             example("ext_unlinked", "%s %r External id %s correlation %s" % (
                 cat, e.get("name"), ext, args.get("correlation")))
+        launch_name = launch.get("name") if launch is not None else None
+        if launch_name in DRIVER_LAUNCH_NAMES:
+            f["via_driver"] += 1
+            f["via_driver_linked"] += op is not None
+            if op is None:
+                example("driver_unlinked", "%s %r launched by %s correlation %s, External id %s" % (
+                    cat, e.get("name"), launch_name, args.get("correlation"), ext))
+        elif launch_name in GRAPH_LAUNCH_NAMES:
+            f["via_graph"] += 1
+            # The op that replayed it: linked, and inside the step annotation
+            # that wraps graph.replay().
+            replayed = op is not None and any(s <= op[0] and op[1] <= e_ for s, e_ in markers)
+            f["via_graph_linked"] += replayed
+            if op is not None:
+                f["graph_ops"][op[2]] = f["graph_ops"].get(op[2], 0) + 1
+            if not replayed:
+                example("graph_unlinked", "%s %r of graph %s node %s, launched by %s correlation %s, "
+                        "External id %s, op %r" % (cat, e.get("name"), args.get("graph id"),
+                                                  args.get("graph node id"), launch_name,
+                                                  args.get("correlation"), ext, op and op[2]))
     f["streams"] = len(streams)
     for e in runtime:
         args = e.get("args") or {}
@@ -257,7 +301,8 @@ def analyze(opts):
            "rf_join": None, "dropped": None, "launches_outside_step": None, "gpu_before_launch": None,
            "count_diff_max": None, "streams": None, "cupti": None, "clock": None,
            "shim_ms": [None] * 3, "profiler_ms": [None] * 3, "ratio_after": None,
-           "profiler_ratio_after": None, "check": None, "count_rows": []}
+           "profiler_ratio_after": None, "check": None, "count_rows": [],
+           "job": opts.job, "via_driver": None, "via_graph": None}
     first, last = opts.window
     ranges = [tuple(opts.before), (first, last), tuple(opts.after)]
 
@@ -267,7 +312,8 @@ def analyze(opts):
         et_path, dev_path = find_capture(opts.capture)
         facts = device_facts(load_json(dev_path))
         for key in ("kernels", "memcpys", "memsets", "launches_outside_step", "gpu_before_launch",
-                    "streams", "cupti", "clock", "dropped", "gpu_unlinked", "launches"):
+                    "streams", "cupti", "clock", "dropped", "gpu_unlinked", "launches",
+                    "via_driver", "via_driver_linked", "via_graph", "via_graph_linked", "graph_ops"):
             fig[key] = facts[key]
         counted = facts["kernels"] + facts["memcpys"]
         fig["ext_cov"] = 100.0 * facts["ext_linked"] / counted if counted else None
@@ -307,8 +353,26 @@ def analyze(opts):
                               "(need >= %.0f%%; %s carry one), e.g. %s" % (
                                   pct(fig["ext_cov"]), EXT_COV_MIN, pct(fig.get("ext_present")),
                                   facts["examples"].get("ext_unlinked", "none"))))
-            if (fig["streams"] or 0) < 2:
+            if opts.job != "graphs" and (fig["streams"] or 0) < 2:
                 fails.append(("streams", "GPU ops on %s stream(s); the job uses two" % fig["streams"]))
+            if opts.job == "compiled":
+                if not fig["via_driver"]:
+                    fails.append(("driver_launches", "no kernel launched through %s (Inductor's Triton kernels)"
+                                  % "/".join(sorted(DRIVER_LAUNCH_NAMES))))
+                elif fig["via_driver_linked"] < fig["via_driver"]:
+                    fails.append(("driver_launches", "%d of %d driver-launched kernels do not link to their op "
+                                  "by External id, e.g. %s" % (
+                                      fig["via_driver"] - fig["via_driver_linked"], fig["via_driver"],
+                                      facts["examples"].get("driver_unlinked"))))
+            if opts.job == "graphs":
+                if not fig["via_graph"]:
+                    fails.append(("graph_launches", "no GPU op carries the correlation of a %s"
+                                  % "/".join(sorted(GRAPH_LAUNCH_NAMES))))
+                elif fig["via_graph_linked"] < fig["via_graph"]:
+                    fails.append(("graph_launches", "%d of %d GPU ops of replayed graphs do not link to the op "
+                                  "that replayed them (inside %s), e.g. %s" % (
+                                      fig["via_graph"] - fig["via_graph_linked"], fig["via_graph"],
+                                      GRAPH_STEP_MARKER, facts["examples"].get("graph_unlinked"))))
 
     # --- chakrashim check --json -------------------------------------------
     allowed = set() if gpu_mode else {"link.host_only"}
@@ -365,13 +429,14 @@ def summary_line(fig, fails):
     pratio = "n/a" if fig["profiler_ratio_after"] is None else "%.3f" % fig["profiler_ratio_after"]
     return ("gpu-check: %s kernels=%s memcpys=%s ext_cov=%s rf_join=%s dropped=%s launches_outside_step=%s "
             "gpu_before_launch=%s count_diff_max=%s step_ms before/inside/after shim=%s profiler=%s "
-            "ratio_after=%s profiler_ratio_after=%s memsets=%s gpu_unlinked=%s streams=%s cupti=%s clock=%s mode=%s" % (
+            "ratio_after=%s profiler_ratio_after=%s memsets=%s gpu_unlinked=%s streams=%s via_driver=%s via_graph=%s "
+            "cupti=%s clock=%s mode=%s job=%s" % (
                 "FAIL" if fails else "PASS", num(fig["kernels"]), num(fig["memcpys"]), pct(fig["ext_cov"]),
                 pct(fig["rf_join"]), num(fig["dropped"]), num(fig["launches_outside_step"]),
                 num(fig["gpu_before_launch"]), pct(fig["count_diff_max"]), ms3(fig["shim_ms"]),
                 ms3(fig["profiler_ms"]), ratio, pratio, num(fig["memsets"]), num(fig.get("gpu_unlinked")),
-                num(fig["streams"]),
-                num(fig["cupti"]), num(fig["clock"]), fig["mode"]))
+                num(fig["streams"]), num(fig["via_driver"]), num(fig["via_graph"]),
+                num(fig["cupti"]), num(fig["clock"]), fig["mode"], fig["job"]))
 
 
 def report_lines(fig, fails):
@@ -411,6 +476,8 @@ def parse_args(argv):
     ap.add_argument("--before", nargs=2, type=int, metavar=("A", "B"))
     ap.add_argument("--after", nargs=2, type=int, metavar=("C", "D"))
     ap.add_argument("--mode", choices=("gpu", "cpu"), default="gpu")
+    ap.add_argument("--job", choices=JOBS, default="eager",
+                    help="the train_cuda.py job judged (adds its criteria in GPU mode)")
     ap.add_argument("--json-out")
     ap.add_argument("--summary-out")
     opts = ap.parse_args(argv)

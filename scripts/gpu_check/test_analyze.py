@@ -77,6 +77,7 @@ class Run:
         self.check = check_doc()
         self.shim_times, self.prof_times = times(), times(inside=20.0)
         self.mode = mode
+        self.job = "eager"
         self.gzip_device = False
 
     def write(self):
@@ -104,7 +105,7 @@ class Run:
         return ["--capture", p("cap"), "--check-json", p("check.json"), "--shim-times", p("shim_times.json"),
                 "--profiler-trace", p("prof.json"), "--profiler-times", p("prof_times.json"),
                 "--window", str(WINDOW[0]), str(WINDOW[1]), "--before", "0", "2", "--after", "7", "11",
-                "--mode", self.mode]
+                "--mode", self.mode, "--job", self.job]
 
     def analyze(self):
         self.write()
@@ -143,7 +144,8 @@ class AnalyzeCase(unittest.TestCase):
             "gpu-check: PASS kernels=6 memcpys=3 ext_cov=100.00% rf_join=100.00% dropped=0 "
             "launches_outside_step=0 gpu_before_launch=0 count_diff_max=0.00% step_ms before/inside/after "
             "shim=10.000/12.000/10.000 profiler=10.000/20.000/10.000 ratio_after=1.000 "), line)
-        self.assertIn(" memsets=3 gpu_unlinked=0 streams=2 cupti=ok clock=realtime mode=gpu", line)
+        self.assertIn(" memsets=3 gpu_unlinked=0 streams=2 via_driver=0 via_graph=0 cupti=ok clock=realtime "
+                      "mode=gpu job=eager", line)
 
     def test_a_gzip_device_trace_reads_the_same(self):
         self.run_.gzip_device = True
@@ -280,6 +282,94 @@ class AnalyzeCase(unittest.TestCase):
         _, fails = self.assert_fails_only("window")
         self.assertIn("expected steps [3, 4, 5]", fails["window"])
 
+    # --- the compiled job: Triton kernels through the driver API -------------
+    def make_compiled(self):
+        """aten::mm's kernel becomes a Triton kernel launched by cuLaunchKernel."""
+        self.run_.job = "compiled"
+        for e in self.events("cpu_op", "aten::mm"):
+            e["name"] = "CompiledFunction"
+        for e in self.events("cuda_runtime"):
+            if e["tid"] == TID and e["name"] == "cudaLaunchKernel":
+                e["name"] = "cuLaunchKernel"
+        for e in self.events("kernel", "sm90_gemm_f32") + [
+                e for e in self.run_.prof["traceEvents"] if e["name"] == "sm90_gemm_f32"]:
+            e["name"] = "triton_poi_fused_mm_0"
+
+    def test_a_compiled_run_with_linked_driver_launches_passes(self):
+        self.make_compiled()
+        fig, fails = self.run_.analyze()
+        self.assertEqual(fails, {})
+        self.assertEqual((fig["via_driver"], fig["via_driver_linked"]), (3, 3))
+        self.assertIn(" via_driver=3 via_graph=0 ", analyze.summary_line(fig, []))
+        self.assertTrue(analyze.summary_line(fig, []).endswith(" job=compiled"))
+
+    def test_a_compiled_run_without_driver_launches_fails(self):
+        self.run_.job = "compiled"
+        _, fails = self.assert_fails_only("driver_launches")
+        self.assertIn("no kernel launched through cuLaunchKernel/cuLaunchKernelEx", fails["driver_launches"])
+
+    def test_a_driver_launched_kernel_without_its_external_id_fails(self):
+        self.make_compiled()
+        del self.events("kernel", "triton_poi_fused_mm_0")[1]["args"]["External id"]
+        fig, fails = self.run_.analyze()
+        self.assertEqual(sorted(fails), ["driver_launches", "ext_cov"], fails)
+        self.assertIn("1 of 3 driver-launched kernels", fails["driver_launches"])
+        self.assertIn("triton_poi_fused_mm_0", fails["driver_launches"])
+
+    def test_the_eager_job_does_not_judge_driver_launches(self):
+        self.make_compiled()
+        self.run_.job = "eager"
+        _, fails = self.run_.analyze()
+        self.assertEqual(fails, {})
+
+    # --- the graphs job: kernels of a replayed CUDA graph ------------------------
+    def make_graphs(self, marker=True):
+        """Per step, the GEMM and tanh kernels become one graph's: both carry
+        the correlation and External id of one cudaGraphLaunch, made inside a
+        train_step_graph annotation."""
+        self.run_.job = "graphs"
+        launches = self.events("cuda_runtime", "cudaLaunchKernel")
+        kernels = self.events("kernel")
+        for step in range(WINDOW[1] - WINDOW[0] + 1):
+            gemm_launch, gemm, tanh = launches[2 * step], kernels[2 * step], kernels[2 * step + 1]
+            gemm_launch["name"] = "cudaGraphLaunch"
+            for k, node in ((gemm, 1), (tanh, 2)):
+                k["args"].update({"correlation": gemm_launch["args"]["correlation"],
+                                  "External id": gemm_launch["args"]["External id"],
+                                  "graph id": 1, "graph node id": node})
+            tanh["tid"] = tanh["args"]["stream"] = gemm["args"]["stream"]
+            tanh["ts"] = gemm["ts"] + 20.0
+            if marker:
+                t0 = 1000.0 * (WINDOW[0] + step)
+                self.run_.device["traceEvents"].append(x(
+                    "user_annotation", analyze.GRAPH_STEP_MARKER, t0 + 90.0, 80.0,
+                    **{"External id": 10 ** 5 + step}))
+
+    def test_a_graphs_run_whose_kernels_link_to_the_replaying_op_passes(self):
+        self.make_graphs()
+        fig, fails = self.run_.analyze()
+        self.assertEqual(fails, {})                 # one stream: not judged for graphs
+        self.assertEqual((fig["via_graph"], fig["via_graph_linked"]), (6, 6))
+        self.assertEqual(fig["graph_ops"], {"aten::mm": 6})
+        self.assertIn(" via_driver=0 via_graph=6 ", analyze.summary_line(fig, []))
+
+    def test_graph_kernels_whose_op_is_outside_the_replay_annotation_fail(self):
+        self.make_graphs(marker=False)
+        _, fails = self.assert_fails_only("graph_launches")
+        self.assertIn("6 of 6 GPU ops of replayed graphs", fails["graph_launches"])
+
+    def test_a_graph_kernel_with_another_correlation_fails(self):
+        self.make_graphs()
+        self.events("kernel")[1]["args"]["correlation"] = 10 ** 6
+        fig, fails = self.run_.analyze()
+        self.assertEqual(sorted(fails), ["ext_cov"], fails)   # no longer a graph kernel: unlinked
+        self.assertEqual(fig["via_graph"], 5)
+
+    def test_a_graphs_run_without_graph_launches_fails(self):
+        self.run_.job = "graphs"
+        _, fails = self.assert_fails_only("graph_launches")
+        self.assertIn("cudaGraphLaunch", fails["graph_launches"])
+
     # --- missing inputs ------------------------------------------------------
     def test_a_missing_profiler_trace_fails_and_still_summarizes(self):
         self.run_.prof = None
@@ -310,7 +400,7 @@ class AnalyzeCase(unittest.TestCase):
         line = analyze.summary_line(fig, [])
         self.assertIn("gpu-check: PASS kernels=0 memcpys=0 ext_cov=n/a rf_join=100.00%", line)
         self.assertIn("ratio_after=3.000", line)
-        self.assertTrue(line.endswith("mode=cpu"))
+        self.assertTrue(line.endswith("mode=cpu job=eager"))
 
     # --- the command -----------------------------------------------------------
     def test_the_command_prints_the_summary_and_failures_and_writes_files(self):

@@ -44,14 +44,17 @@ class GpuCheckUsage(unittest.TestCase):
     def test_help_names_every_mode_and_exits_0(self):
         r = gpu_check("--help")
         self.assertEqual(r.returncode, 0, r.stderr)
-        for word in ("--dry", "--prepare-deps", "--out DIR", "--window S E", "--pack", "--torch-min"):
+        for word in ("--dry", "--prepare-deps", "--out DIR", "--window S E", "--pack", "--torch-min",
+                     "--train-jobs", "--et-recorder", "--no-dry-compiled"):
             self.assertIn(word, r.stdout)
 
     def test_usage_errors_exit_2_with_one_line(self):
         for args, text in ((["--bogus"], "unknown option --bogus"),
                            (["--steps", "ten"], "'ten' is not a number"),
                            (["--dry", "--window", "1", "1"], "need 2 <= S <= E"),
-                           (["--dry", "--steps", "6", "--window", "4", "5"], "a few steps after E")):
+                           (["--dry", "--steps", "6", "--window", "4", "5"], "a few steps after E"),
+                           (["--dry", "--train-jobs", "eager,jit"], "unknown job 'jit'"),
+                           (["--dry", "--et-recorder", "kineto"], "--et-recorder takes native or torch")):
             r = gpu_check(*args)
             self.assertEqual(r.returncode, 2, (args, r.stdout, r.stderr))
             self.assertIn(text, r.stderr)
@@ -78,42 +81,57 @@ class GpuCheckDry(unittest.TestCase):
         out = os.path.join(work, "out")
         shutil.rmtree(out, ignore_errors=True)
         r = gpu_check("--dry", "--out", out, "--build", os.path.join(work, "build"),
-                      "--deps", os.path.join(work, "deps"), "--python", PYTHON, "--pack", timeout=840)
+                      "--deps", os.path.join(work, "deps"), "--python", PYTHON, "--pack", timeout=1140)
         self.assertEqual(r.returncode, 0, r.stdout[-8000:] + r.stderr[-4000:])
         lines = r.stdout.splitlines()
-        summary = lines[-1]
-        self.assertRegex(summary, r"^gpu-check: PASS kernels=0 memcpys=0 ext_cov=n/a rf_join=100\.00% dropped=0 "
-                                  r"launches_outside_step=0 gpu_before_launch=0 count_diff_max=0\.00% "
-                                  r"step_ms before/inside/after shim=[\d.]+/[\d.]+/[\d.]+ "
-                                  r"profiler=[\d.]+/[\d.]+/[\d.]+ ratio_after=[\d.]+ .*mode=cpu$")
+        # One line per job, then the overall verdict.
+        summary = [l for l in lines if l.startswith("gpu-check: ")]
+        self.assertEqual(len(summary), 4, "\n".join(summary))
+        eager, compiled, graphs, overall = summary
+        self.assertRegex(eager, r"^gpu-check: PASS kernels=0 memcpys=0 ext_cov=n/a rf_join=100\.00% dropped=0 "
+                                r"launches_outside_step=0 gpu_before_launch=0 count_diff_max=0\.00% "
+                                r"step_ms before/inside/after shim=[\d.]+/[\d.]+/[\d.]+ "
+                                r"profiler=[\d.]+/[\d.]+/[\d.]+ ratio_after=[\d.]+ .*mode=cpu job=eager$")
+        self.assertRegex(compiled, r"^gpu-check: PASS kernels=0 .* rf_join=100\.00% .*mode=cpu job=compiled$")
+        self.assertEqual(graphs, "gpu-check: n/a job=graphs (CPU: CUDA graphs need a GPU)")
+        self.assertEqual(overall, "gpu-check: PASS jobs eager=PASS compiled=PASS graphs=n/a(CPU) "
+                                  "mode=dry et_recorder=torch")
+        self.assertEqual(lines[-1], overall)
         progress = [l for l in lines if not l.startswith("gpu-check: ")]
         self.assertTrue(progress and all(PROGRESS.match(l) for l in progress), "\n".join(progress))
         for step in ("cmake: cmake version", "python: ", "torch: ", "deps: ", "configure: cmake -S",
                      "-DCHAKRA_BUILD_TESTS=OFF", "-DCHAKRA_HEADER_DEPS_DIR=", "-DZLIB_INCLUDE_DIR=",
-                     "build: done", "shim run: ", "captured steps [4-5]", "torch.profiler run:",
+                     "build: done", "[eager] shim run: ", "captured steps [4-5]", "[eager] torch.profiler run:",
+                     "[compiled] shim run: ", "[compiled] torch.profiler run:", "[graphs] n/a (CPU)",
                      "analyze.py self-test: OK", "done in "):
             self.assertIn(step, r.stdout)
 
         # What comes back from the GPU machine: three files, the run inside.
         self.assertEqual(sorted(os.listdir(out)), ["gpu-check.log", "results.tar.gz", "summary.txt"])
         with open(os.path.join(out, "summary.txt")) as f:
-            self.assertEqual(f.read().splitlines(), [summary])
+            self.assertEqual(f.read().splitlines(), summary)
         with open(os.path.join(out, "gpu-check.log")) as f:
             log = f.read()
         self.assertIn("build: done", log)
-        self.assertTrue(log.rstrip("\n").endswith(summary))
+        self.assertTrue(log.rstrip("\n").endswith("\n".join(summary)))
         with tarfile.open(os.path.join(out, "results.tar.gz")) as tar:
             names = set(tar.getnames())
             for member in ("run/shim/gpucheck_chakra/rank-0.json", "run/shim/gpucheck_kineto/rank-0.json",
                            "run/profiler/trace.json", "run/check.json", "run/analysis.json",
                            "run/shim_times.json", "run/profiler_times.json", "run/logs/configure.log",
-                           "run/logs/build.log", "run/logs/shim-run.log", "run/logs/self-test.log"):
+                           "run/logs/build.log", "run/logs/shim-run.log", "run/logs/self-test.log",
+                           "run/compiled/shim/gpucheck_chakra/rank-0.json", "run/compiled/profiler/trace.json",
+                           "run/compiled/check.json", "run/compiled/analysis.json",
+                           "run/logs/compiled-shim-run.log", "run/logs/compiled-profiler-run.log"):
                 self.assertIn(member, names)
-            analysis = json.load(tar.extractfile("run/analysis.json"))
-            times = json.load(tar.extractfile("run/shim_times.json"))
-        self.assertTrue(analysis["pass"], analysis["failures"])
-        self.assertEqual(analysis["check"]["errors"], 0)
-        self.assertEqual(len(times["step_ms"]), 10)
+            self.assertFalse([n for n in names if n.startswith("run/graphs")])
+            for prefix, job in (("run/", "eager"), ("run/compiled/", "compiled")):
+                analysis = json.load(tar.extractfile(prefix + "analysis.json"))
+                times = json.load(tar.extractfile(prefix + "shim_times.json"))
+                self.assertTrue(analysis["pass"], analysis["failures"])
+                self.assertEqual(analysis["check"]["errors"], 0)
+                self.assertEqual(len(times["step_ms"]), 10)
+                self.assertEqual(times["job"], job)
 
 
 if __name__ == "__main__":
