@@ -32,13 +32,14 @@ log() { echo "[setup] $*"; }
 # clang-14 with its runtimes: sanitizer and fuzzer builds. Launchers for the
 # end-to-end tests: Open MPI, and Slurm with munge (scripts/slurm/).
 # chromium renders `chakrashim report --html` pages; `time` measures peak
-# memory in the benchmarks.
+# memory in the benchmarks; gdb dumps the stacks of a hung soak run
+# (scripts/soak.sh).
 packages=(build-essential cmake ninja-build binutils pkg-config
           libspdlog-dev libfmt-dev nlohmann-json3-dev libgtest-dev libgmock-dev zlib1g-dev
           libprotobuf-dev protobuf-compiler
           clang-14 libclang-rt-14-dev
           openmpi-bin slurm-wlm munge
-          chromium time)
+          chromium time gdb)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

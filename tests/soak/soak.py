@@ -325,6 +325,22 @@ class Soak:
         return fails
 
 
+def signature(fails):
+    """A short name of a failure, to group the seeds of one defect: the
+    first line of each finding, with check's error rules only."""
+    out = []
+    for f in fails:
+        if f.startswith("stderr"):
+            continue
+        if f.startswith("chakrashim check failed"):
+            rules = sorted(set(line.split("[")[1].split("]")[0] for line in f.splitlines()
+                               if ": error [" in line))
+            out.append("check errors " + ",".join(rules))
+        else:
+            out.append(f.splitlines()[0].split(":")[0])
+    return "; ".join(out)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -352,7 +368,7 @@ def main():
               "preload and CLI (scripts/soak.sh sets them); see --help", file=sys.stderr)
         return 2
     soak = Soak(keep=a.keep or None, quiet=a.quiet)
-    failed, mix, t0 = [], {}, time.monotonic()
+    failed, mix, groups, t0 = [], {}, {}, time.monotonic()
     for i, seed in enumerate(seeds):
         s = draw(seed)
         for k in ("kind", "fault", "folder", "dir_fault"):
@@ -361,17 +377,21 @@ def main():
         fails = soak.run(s)
         if fails:
             failed.append(seed)
-            print(f"FAIL seed {seed}: {describe(s)}\n  replay: scripts/soak.sh --seed {seed} "
+            groups.setdefault(signature(fails), []).append(seed)
+            print(f"FAIL seed {seed} [{signature(fails)}]: {describe(s)}\n  replay: scripts/soak.sh --seed {seed} "
                   f"--runs 1\n  " + "\n  ".join(fails), flush=True)
         elif not a.quiet:
             print(f"ok   seed {seed} ({s['secs']:.1f} s, run {i + 1}/{len(seeds)}): "
                   f"{describe(s)}", flush=True)
+        if a.quiet and (i + 1) % 25 == 0:
+            print(f"soak: {i + 1}/{len(seeds)} runs, {len(failed)} failed, "
+                  f"{time.monotonic() - t0:.0f} s", flush=True)
     secs = time.monotonic() - t0
     print(f"soak: {len(seeds)} runs, {len(failed)} failed, {secs:.0f} s")
     for k, counts in mix.items():
         print(f"  {k}: " + ", ".join(f"{n} {c}" for n, c in sorted(counts.items())))
-    if failed:
-        print("  failed seeds: " + ",".join(map(str, failed)))
+    for sig, group in groups.items():
+        print(f"  {len(group)} failed with [{sig}]: seeds " + ",".join(map(str, group)))
     return 1 if failed else 0
 
 
