@@ -17,6 +17,7 @@ import gzip
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -182,6 +183,12 @@ def cycles_done_by(s, step):
     return n
 
 
+def shape(name):
+    """A file name with its random parts (mkdtemp's 8 characters, as in
+    multiprocessing's pymp-XXXXXXXX/listener-XXXXXXXX) made alike."""
+    return re.sub(r"([-_])[A-Za-z0-9_]{8}(?=/|$)", r"\1*", name)
+
+
 def load_json(path):
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt") as f:
@@ -312,9 +319,9 @@ class Soak:
         # Stray files outside the trace folder.
         cwd_files = [f for f in files_under(cwd)
                      if not f.startswith(("traces" + os.sep, "link"))]
-        extra = sorted(set(cwd_files) - set(twin.cwd_files))
-        extra += sorted(set("TMPDIR/" + f for f in files_under(tmp))
-                        - set("TMPDIR/" + f for f in twin.tmp_files))
+        extra = sorted(set(map(shape, cwd_files)) - set(map(shape, twin.cwd_files)))
+        extra += sorted(set("TMPDIR/" + shape(f) for f in files_under(tmp))
+                        - set("TMPDIR/" + shape(f) for f in twin.tmp_files))
         extra += [f"abs/{f}" for f in os.listdir(outside) if f != "traces"]
         if extra:
             fails.append(f"stray files outside the trace folder: {extra}")

@@ -46,11 +46,20 @@ args = p.parse_args()
 
 
 def say(text):
-    print(text, flush=True)
+    # One write per line: print() writes the text and the newline apart, so
+    # that ranks (or a signal handler run in between) could split a line.
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+got_usr1 = threading.Event()
 
 
 def on_usr1(sig, frame):
-    say("job got USR1")
+    # Once: two signals close together may come as one, shim or not.
+    if not got_usr1.is_set():
+        say("job got USR1")
+    got_usr1.set()
 
 
 if args.fault in ("usr1", "usr1x2"):
@@ -87,9 +96,14 @@ def fire():
         if f == "usr1x2":
             second_signal(signal.SIGUSR1, args.gap_ms / 1000)
         os.kill(os.getpid(), signal.SIGUSR1)
-        # Let the handler(s) run before the next step prints, so that the
-        # order of the lines does not depend on timing.
-        time.sleep(0.05 + (args.gap_ms / 1000 + 0.3 if f == "usr1x2" else 0.2))
+        # Wait for the handler before the next step prints, so that the
+        # order of the lines does not depend on timing (the shim runs it
+        # after its flush), and let a second signal land.
+        for _ in range(600):
+            if got_usr1.is_set():
+                break
+            time.sleep(0.05)
+        time.sleep(args.gap_ms / 1000 + 0.05)
 
 
 def maybe_fault(step):
