@@ -56,10 +56,12 @@ got_usr1 = threading.Event()
 
 
 def on_usr1(sig, frame):
-    # Once: two signals close together may come as one, shim or not.
-    if not got_usr1.is_set():
-        say("job got USR1")
+    # Once: two signals close together may come as one, shim or not; and a
+    # second call may run inside the first's say(), so mark before printing.
+    if got_usr1.is_set():
+        return
     got_usr1.set()
+    say("job got USR1")
 
 
 if args.fault in ("usr1", "usr1x2"):
