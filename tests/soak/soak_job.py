@@ -117,7 +117,7 @@ def maybe_fault(step):
                     os.chmod(os.path.join(d, s), stat.S_IRUSR | stat.S_IXUSR)
             os.chmod(args.dir, stat.S_IRUSR | stat.S_IXUSR)
         else:
-            shutil.rmtree(args.dir, ignore_errors=True)
+            shutil.rmtree(os.path.realpath(args.dir), ignore_errors=True)  # a symlink's target
     if args.fault == "none" or step != args.at:
         return
     if args.where == "op" and step >= 0:
