@@ -238,14 +238,17 @@ class Soak:
                         os.chmod(os.path.join(d, sd), 0o755)
                     except OSError:
                         pass
+            if self.keep and self._failed:  # before the tmpfs goes
+                dest = os.path.join(self.keep, f"seed-{s['seed']}")
+                shutil.rmtree(dest, ignore_errors=True)
+                try:  # sockets (multiprocessing's listeners) do not copy
+                    shutil.copytree(base, dest, symlinks=True, ignore_dangling_symlinks=True)
+                except shutil.Error:
+                    pass
             mounts = [line.split()[1] for line in open("/proc/mounts")
                       if line.split()[1].startswith(base)]
             for m in mounts:
                 subprocess.run(["umount", "-l", m], capture_output=True)
-            if self.keep and getattr(self, "_failed", False):
-                dest = os.path.join(self.keep, f"seed-{s['seed']}")
-                shutil.rmtree(dest, ignore_errors=True)
-                shutil.copytree(base, dest, symlinks=True)
             shutil.rmtree(base, ignore_errors=True)
 
     def _run(self, s, twin, base):
