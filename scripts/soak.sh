@@ -24,7 +24,8 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-build=$(cd "$build" 2>/dev/null && pwd) || { echo "soak.sh: no build folder $build (see --help)" >&2; exit 2; }
+[ -d "$build" ] || { echo "soak.sh: no build folder $build (see --help)" >&2; exit 2; }
+build=$(cd "$build" && pwd)
 need() { [ -e "$1" ] || { echo "soak.sh: $1 is missing: build it first (ninja -C $build $2)" >&2; exit 2; }; }
 need "$build/shim/libchakrashim.so" chakrashim
 need "$build/tools/chakrashim" chakrashim_cli

@@ -352,7 +352,9 @@ def signature(fails):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+    ap = argparse.ArgumentParser(description="Runs short torch jobs under the shim, each with a scenario drawn "
+                                 "from its seed, and judges each against the same job without "
+                                 "the shim.",
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="Replay a failure: --seed S --runs 1. See docs/soak.md.")
     ap.add_argument("--runs", type=int, default=40, help="how many runs (default 40)")
