@@ -363,6 +363,8 @@ def main():
     ap.add_argument("--keep", default="", help="copy each failed run's folder into DIR/seed-S")
     ap.add_argument("--quiet", action="store_true", help="print failures and the summary only")
     ap.add_argument("--print", action="store_true", help="print the scenarios, run nothing")
+    ap.add_argument("--minutes", type=float, default=0,
+                    help="start no run after this many minutes (0: no limit)")
     try:
         a = ap.parse_args()
     except SystemExit as e:
@@ -381,7 +383,14 @@ def main():
         return 2
     soak = Soak(keep=a.keep or None, quiet=a.quiet)
     failed, mix, groups, t0 = [], {}, {}, time.monotonic()
+    stop = []  # SIGTERM/SIGINT: finish the current run, then the summary
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.append(1))
+    done = 0
     for i, seed in enumerate(seeds):
+        if stop or (a.minutes and time.monotonic() - t0 > a.minutes * 60):
+            break
+        done += 1
         s = draw(seed)
         for k in ("kind", "fault", "folder", "dir_fault"):
             mix.setdefault(k, {}).setdefault(s[k], 0)
@@ -399,7 +408,8 @@ def main():
             print(f"soak: {i + 1}/{len(seeds)} runs, {len(failed)} failed, "
                   f"{time.monotonic() - t0:.0f} s", flush=True)
     secs = time.monotonic() - t0
-    print(f"soak: {len(seeds)} runs, {len(failed)} failed, {secs:.0f} s")
+    print(f"soak: {done} runs, {len(failed)} failed, {secs:.0f} s"
+          + (f" (stopped before {len(seeds)})" if done < len(seeds) else ""))
     for k, counts in mix.items():
         print(f"  {k}: " + ", ".join(f"{n} {c}" for n, c in sorted(counts.items())))
     for sig, group in groups.items():
