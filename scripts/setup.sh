@@ -33,13 +33,13 @@ log() { echo "[setup] $*"; }
 # end-to-end tests: Open MPI, and Slurm with munge (scripts/slurm/).
 # chromium renders `chakrashim report --html` pages; `time` measures peak
 # memory in the benchmarks; valgrind (callgrind) counts the span benchmark's
-# instructions.
+# instructions; gdb dumps the stacks of a hung soak run (scripts/soak.sh).
 packages=(build-essential cmake ninja-build binutils pkg-config
           libspdlog-dev libfmt-dev nlohmann-json3-dev libgtest-dev libgmock-dev zlib1g-dev
           libprotobuf-dev protobuf-compiler
           clang-14 libclang-rt-14-dev
           openmpi-bin slurm-wlm munge
-          chromium time valgrind)
+          chromium time valgrind gdb)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

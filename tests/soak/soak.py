@@ -1,0 +1,421 @@
+"""A randomized soak of the shim (issue #24): many short real torch jobs,
+each with a scenario drawn from its seed, each judged against the same job
+run without the shim under the same fault (its "twin").
+
+  soak.py [--runs N] [--seed S] [--seeds S1,S2,...] [--keep DIR] [--quiet]
+
+Run i uses seed S+i (or the listed seeds); `--seed S --runs 1` replays a
+failure. Every failure prints its seed, its scenario and why. Exit status:
+0 when every run passed, 1 when one failed, 2 on a usage error.
+
+Paths come from CHAKRASHIM_TEST_* variables (CTest sets them; scripts/soak.sh
+sets them from a build folder). What a run draws and how it is judged:
+docs/soak.md.
+"""
+import argparse
+import gzip
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "support"))
+from chakra_test import CLI, PRELOAD, PYTHON, clean_env  # noqa: E402
+
+JOB = os.path.join(HERE, "soak_job.py")
+FAKE_CUPTI = os.environ.get("CHAKRASHIM_TEST_FAKE_CUPTI", "")
+
+KINDS = [("plain", 4), ("thread", 2), ("subproc", 1), ("loader-fork", 2),
+         ("loader-fork-persistent", 1), ("loader-spawn", 1), ("loader-spawn-persistent", 1),
+         ("ddp1", 1), ("ddp2", 1)]
+FAULTS = [("none", 4), ("sigterm", 2), ("sigint", 1), ("usr1", 2), ("term2", 1), ("usr1x2", 1),
+          ("exit", 1), ("raise", 1), ("os_exit", 1), ("sigkill", 1)]
+FOLDERS = [("absolute", 4), ("relative", 2), ("symlink", 2)]
+DIR_FAULTS = [("none", 8), ("ro", 1), ("rm", 1), ("full", 1)]
+
+
+def pick(rng, weighted):
+    names, weights = zip(*weighted)
+    return rng.choices(names, weights)[0]
+
+
+def draw(seed):
+    """The scenario of a seed: a pure function of it (replays draw the same)."""
+    rng = random.Random(seed)
+    s = {"seed": seed, "kind": pick(rng, KINDS), "steps": rng.randint(5, 10)}
+    s["fault"] = pick(rng, FAULTS)
+    if s["kind"] == "ddp2" and s["fault"] not in ("none", "usr1", "usr1x2"):
+        # A rank that dies makes torchrun kill the other at a moment of its
+        # own: what the other printed last is a race, shim or not.
+        s["fault"] = rng.choice(["none", "usr1", "usr1x2"])
+    s["at"] = rng.randint(-1, s["steps"] - 1)
+    if s["fault"] in ("usr1", "usr1x2"):
+        s["at"] = max(0, s["at"])  # the job's handler is installed before torch
+    s["where"] = rng.choice(["op", "out"])
+    s["gap_ms"] = rng.choice([0, 1, 5, 20, 100])
+    start = rng.randint(0, s["steps"])  # sometimes after the job's last step
+    env = {"CHAKRA_START_STEP": start, "CHAKRA_END_STEP": start + rng.randint(0, 3)}
+    if rng.random() < 0.25:
+        env["CHAKRA_WARMUP_STEPS"] = rng.randint(0, 1)
+        env["CHAKRA_ACTIVE_STEPS"] = rng.randint(1, 2)
+    if rng.random() < 0.2:
+        env["CHAKRA_MAX_MEMORY"] = rng.choice(["4K", "16K", "64K"])
+    if rng.random() < 0.3:
+        env["CHAKRA_GZIP"] = 1
+    off = rng.random()
+    if off < 0.1:
+        env["CHAKRA_HOST_TRACE"] = 0
+    elif off < 0.2:
+        env["CHAKRA_DEVICE_TRACE"] = 0
+    if FAKE_CUPTI and rng.random() < 0.3:
+        env["CHAKRA_CUPTI_LIB"] = FAKE_CUPTI
+    env["CHAKRA_EXIT_TIMEOUT"] = rng.choice([2, 5, 10])
+    env["CHAKRA_FLUSH_SIGNAL"] = "USR1"
+    s["env"] = env
+    s["folder"] = pick(rng, FOLDERS)
+    s["dir_fault"] = pick(rng, DIR_FAULTS)
+    s["dir_at"] = rng.randint(0, s["steps"] - 1)
+    return s
+
+
+def describe(s):
+    e = " ".join(f"{k[7:]}={v}" for k, v in s["env"].items()
+                 if k not in ("CHAKRA_CUPTI_LIB",)) + (" cupti=double" if "CHAKRA_CUPTI_LIB" in
+                                                       s["env"] else "")
+    return (f"kind={s['kind']} steps={s['steps']} fault={s['fault']} at={s['at']} "
+            f"where={s['where']} gap_ms={s['gap_ms']} folder={s['folder']} "
+            f"dir_fault={s['dir_fault']}@{s['dir_at']} {e}")
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def job_cmd(s, trace_arg):
+    args = ["--kind", "ddp" if s["kind"].startswith("ddp") else s["kind"],
+            "--steps", str(s["steps"]), "--fault", s["fault"], "--at", str(s["at"]),
+            "--where", s["where"], "--gap-ms", str(s["gap_ms"])]
+    if s["dir_fault"] in ("ro", "rm"):
+        args += ["--dir-fault", s["dir_fault"], "--dir-at", str(s["dir_at"]), "--dir", trace_arg]
+    if s["kind"].startswith("ddp"):
+        n = "2" if s["kind"] == "ddp2" else "1"
+        return [PYTHON, "-m", "torch.distributed.run", "--nproc-per-node", n,
+                "--master-addr", "127.0.0.1", "--master-port", str(free_port()), JOB, *args]
+    return [PYTHON, JOB, *args]
+
+
+def session_pids(sid):
+    out = subprocess.run(["ps", "-e", "-o", "pid=,sid="], capture_output=True, text=True).stdout
+    return [int(p) for p, s in (line.split() for line in out.splitlines()) if int(s) == sid]
+
+
+def dump_stacks(sid):
+    """Every thread's stack of every process of the hung run, from gdb."""
+    text = []
+    for pid in session_pids(sid):
+        try:
+            g = subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx",
+                                "-ex", "thread apply all bt"],
+                               capture_output=True, text=True, timeout=60)
+            text.append(f"---- pid {pid}\n{g.stdout}{g.stderr[-2000:]}")
+        except (OSError, subprocess.TimeoutExpired) as e:
+            text.append(f"---- pid {pid}: gdb failed: {e}")
+    return "\n".join(text)
+
+
+class Result:
+    def __init__(self, rc, out, err, secs, hung=False, stacks=""):
+        self.rc, self.out, self.err, self.secs = rc, out, err, secs
+        self.hung, self.stacks = hung, stacks
+
+
+def execute(cmd, env, cwd, bound):
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=bound)
+        return Result(p.returncode, out, err, time.monotonic() - t0)
+    except subprocess.TimeoutExpired:
+        stacks = dump_stacks(p.pid)
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        out, err = p.communicate()
+        return Result(p.returncode, out, err, time.monotonic() - t0, hung=True, stacks=stacks)
+
+
+def gloo_flake(r):
+    return "connectFullMesh" in r.err or "Connection reset by peer" in r.err
+
+
+def files_under(root):
+    out = []
+    for d, _, names in os.walk(root):
+        out += [os.path.relpath(os.path.join(d, n), root) for n in names]
+    return sorted(out)
+
+
+def cycles_done_by(s, step):
+    """How many capture cycles have their last step at or before `step`."""
+    e = s["env"]
+    start, end = e["CHAKRA_START_STEP"], e["CHAKRA_END_STEP"]
+    warm, active = e.get("CHAKRA_WARMUP_STEPS", 0), e.get("CHAKRA_ACTIVE_STEPS")
+    if active is None:
+        return 1 if end <= step else 0
+    n, first = 0, start
+    while first <= end:
+        last = min(first + warm + active - 1, end)
+        if last <= step:
+            n += 1
+        first += warm + active
+    return n
+
+
+def shape(name):
+    """A file name with its random parts (mkdtemp's 8 characters, as in
+    multiprocessing's pymp-XXXXXXXX/listener-XXXXXXXX) made alike."""
+    return re.sub(r"([-_])[A-Za-z0-9_]{8}(?=/|$)", r"\1*", name)
+
+
+def load_json(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        return json.load(f)
+
+
+class Soak:
+    def __init__(self, keep=None, quiet=False):
+        self.twins = {}
+        self.keep, self.quiet = keep, quiet
+
+    def twin(self, s):
+        """The job without the shim under the same fault (cached by job)."""
+        key = (s["kind"], s["steps"], s["fault"], s["at"], s["where"], s["gap_ms"],
+               s["dir_fault"] if s["dir_fault"] in ("ro", "rm") else "none", s["dir_at"])
+        if key not in self.twins:
+            base = tempfile.mkdtemp(prefix="chakra-soak-twin-")
+            try:
+                for d in ("cwd", "tmp"):
+                    os.mkdir(os.path.join(base, d))
+                trace = os.path.join(base, "cwd", "unused")
+                env = clean_env(TMPDIR=os.path.join(base, "tmp"), OMP_NUM_THREADS=1,
+                                PATH=os.environ["PATH"])
+                for _ in range(3):
+                    r = execute(job_cmd(s, trace), env, os.path.join(base, "cwd"), 600)
+                    if not gloo_flake(r):
+                        break
+                r.cwd_files = [f for f in files_under(os.path.join(base, "cwd"))
+                               if not f.startswith("unused")]
+                r.tmp_files = files_under(os.path.join(base, "tmp"))
+            finally:
+                shutil.rmtree(base, ignore_errors=True)
+            self.twins[key] = r
+        return self.twins[key]
+
+    def run(self, s):
+        """Runs scenario `s` under the shim; returns the list of failures."""
+        twin = self.twin(s)
+        base = tempfile.mkdtemp(prefix="chakra-soak-")
+        self._failed = False
+        try:
+            return self._run(s, twin, base)
+        finally:
+            for d, subdirs, _ in os.walk(base):  # a read-only fault's folders
+                for sd in subdirs:
+                    try:
+                        os.chmod(os.path.join(d, sd), 0o755)
+                    except OSError:
+                        pass
+            if self.keep and self._failed:  # before the tmpfs goes
+                dest = os.path.join(self.keep, f"seed-{s['seed']}")
+                shutil.rmtree(dest, ignore_errors=True)
+                try:  # sockets (multiprocessing's listeners) do not copy
+                    shutil.copytree(base, dest, symlinks=True, ignore_dangling_symlinks=True)
+                except shutil.Error:
+                    pass
+            mounts = [line.split()[1] for line in open("/proc/mounts")
+                      if line.split()[1].startswith(base)]
+            for m in mounts:
+                subprocess.run(["umount", "-l", m], capture_output=True)
+            shutil.rmtree(base, ignore_errors=True)
+
+    def _run(self, s, twin, base):
+        fails = []
+        cwd, tmp, outside = (os.path.join(base, d) for d in ("cwd", "tmp", "abs"))
+        for d in (cwd, tmp, outside):
+            os.mkdir(d)
+        real = os.path.join(outside, "traces")
+        if s["dir_fault"] == "full":
+            os.mkdir(real)
+            m = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96k", "tmpfs", real],
+                               capture_output=True, text=True)
+            if m.returncode != 0:
+                s["dir_fault"] = "none (no tmpfs: %s)" % m.stderr.strip()
+        if s["folder"] == "absolute":
+            trace_arg = real
+        elif s["folder"] == "relative":
+            if s["dir_fault"] != "full":  # the tmpfs lies under abs/: reach it from cwd
+                real = os.path.join(cwd, "traces")
+            trace_arg = os.path.relpath(real, cwd)
+        else:
+            os.makedirs(real, exist_ok=True)
+            os.symlink(real, os.path.join(cwd, "link"))
+            trace_arg = os.path.join(cwd, "link")
+        env = clean_env(LD_PRELOAD=PRELOAD, CHAKRA_PROFILE=1, CHAKRA_TRACE_DIR=trace_arg,
+                        TMPDIR=tmp, OMP_NUM_THREADS=1, PATH=os.environ["PATH"],
+                        **{k: str(v) for k, v in s["env"].items()})
+        bound = 2 * twin.secs + s["env"]["CHAKRA_EXIT_TIMEOUT"] + 45
+        for _ in range(3):
+            r = execute(job_cmd(s, trace_arg), env, cwd, bound)
+            if not gloo_flake(r):
+                break
+            shutil.rmtree(real, ignore_errors=True)
+        if r.hung:
+            fails.append(f"hung: no end within {bound:.0f} s; stacks:\n{r.stacks}")
+        if r.rc != twin.rc:
+            fails.append(f"exit status {r.rc}, without the shim {twin.rc}")
+        ordered = not s["kind"].startswith("ddp")
+        mine, theirs = r.out.splitlines(), twin.out.splitlines()
+        if (mine if ordered else sorted(mine)) != (theirs if ordered else sorted(theirs)):
+            fails.append(f"stdout differs:\n--- shim\n{r.out}--- no shim\n{twin.out}")
+        # Files.
+        files = files_under(real) if os.path.isdir(real) else []
+        final = [f for f in files if not f.endswith(".partial")]
+        stray = [f for f in final if not f.startswith(("0_chakra", "0_kineto"))]
+        if stray:
+            fails.append(f"unexpected files in the trace folder: {stray}")
+        traces = [os.path.join(real, f) for f in final if f not in stray]
+        if traces:
+            c = subprocess.run([CLI, "check", "--quiet", *traces], capture_output=True, text=True)
+            if c.returncode != 0:
+                fails.append(f"chakrashim check failed ({c.returncode}):\n{c.stdout}{c.stderr}")
+        for path in traces:
+            if "_chakra" not in path:
+                continue
+            try:
+                ids = [n["id"] for n in load_json(path)["nodes"]]
+            except (ValueError, OSError, KeyError) as e:
+                fails.append(f"{path}: unreadable ET: {e}")
+                continue
+            if len(ids) != len(set(ids)):
+                fails.append(f"{os.path.relpath(path, real)}: duplicate node ids")
+        if s["fault"] in ("sigkill", "os_exit") and s["at"] >= 0:
+            allowed = cycles_done_by(s, s["at"])
+            ets = [f for f in final if "_chakra" in f]
+            if len(ets) > allowed:
+                fails.append(f"{s['fault']} at step {s['at']}: final ETs {ets}, "
+                             f"at most {allowed} window(s) had ended")
+        elif s["fault"] in ("sigkill", "os_exit") and final:
+            fails.append(f"{s['fault']} before torch: final files {final}")
+        # Stray files outside the trace folder.
+        cwd_files = [f for f in files_under(cwd)
+                     if not f.startswith(("traces" + os.sep, "link"))]
+        extra = sorted(set(map(shape, cwd_files)) - set(map(shape, twin.cwd_files)))
+        extra += sorted(set("TMPDIR/" + shape(f) for f in files_under(tmp))
+                        - set("TMPDIR/" + shape(f) for f in twin.tmp_files))
+        extra += [f"abs/{f}" for f in os.listdir(outside) if f != "traces"]
+        if extra:
+            fails.append(f"stray files outside the trace folder: {extra}")
+        self._failed = bool(fails)
+        if fails and not r.hung:
+            fails.append(f"stderr (last 3000 chars):\n{r.err[-3000:]}")
+        s["secs"] = r.secs
+        return fails
+
+
+def signature(fails):
+    """A short name of a failure, to group the seeds of one defect: the
+    first line of each finding, with check's error rules only."""
+    out = []
+    for f in fails:
+        if f.startswith("stderr"):
+            continue
+        if f.startswith("chakrashim check failed"):
+            rules = sorted(set(line.split("[")[1].split("]")[0] for line in f.splitlines()
+                               if ": error [" in line))
+            out.append("check errors " + ",".join(rules))
+        else:
+            out.append(f.splitlines()[0].split(":")[0])
+    return "; ".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Runs short torch jobs under the shim, each with a scenario drawn "
+                                 "from its seed, and judges each against the same job without "
+                                 "the shim.",
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="Replay a failure: --seed S --runs 1. See docs/soak.md.")
+    ap.add_argument("--runs", type=int, default=40, help="how many runs (default 40)")
+    ap.add_argument("--seed", type=int, default=1, help="the first run's seed (default 1)")
+    ap.add_argument("--seeds", default="", help="comma-separated seeds instead of --seed/--runs")
+    ap.add_argument("--keep", default="", help="copy each failed run's folder into DIR/seed-S")
+    ap.add_argument("--quiet", action="store_true", help="print failures and the summary only")
+    ap.add_argument("--print", action="store_true", help="print the scenarios, run nothing")
+    ap.add_argument("--minutes", type=float, default=0,
+                    help="start no run after this many minutes (0: no limit)")
+    try:
+        a = ap.parse_args()
+    except SystemExit as e:
+        if e.code not in (0, None):
+            print("soak: see --help", file=sys.stderr)
+        raise
+    seeds = ([int(x) for x in a.seeds.split(",") if x] if a.seeds
+             else list(range(a.seed, a.seed + a.runs)))
+    if a.print:
+        for seed in seeds:
+            print(f"seed {seed}: {describe(draw(seed))}")
+        return 0
+    if not (PRELOAD and CLI):
+        print("soak: CHAKRASHIM_TEST_PRELOAD and CHAKRASHIM_TEST_CLI must name the build's "
+              "preload and CLI (scripts/soak.sh sets them); see --help", file=sys.stderr)
+        return 2
+    soak = Soak(keep=a.keep or None, quiet=a.quiet)
+    failed, mix, groups, t0 = [], {}, {}, time.monotonic()
+    stop = []  # SIGTERM/SIGINT: finish the current run, then the summary
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.append(1))
+    done = 0
+    for i, seed in enumerate(seeds):
+        if stop or (a.minutes and time.monotonic() - t0 > a.minutes * 60):
+            break
+        done += 1
+        s = draw(seed)
+        for k in ("kind", "fault", "folder", "dir_fault"):
+            mix.setdefault(k, {}).setdefault(s[k], 0)
+            mix[k][s[k]] += 1
+        fails = soak.run(s)
+        if fails:
+            failed.append(seed)
+            groups.setdefault(signature(fails), []).append(seed)
+            print(f"FAIL seed {seed} [{signature(fails)}]: {describe(s)}\n  replay: scripts/soak.sh --seed {seed} "
+                  f"--runs 1\n  " + "\n  ".join(fails), flush=True)
+        elif not a.quiet:
+            print(f"ok   seed {seed} ({s['secs']:.1f} s, run {i + 1}/{len(seeds)}): "
+                  f"{describe(s)}", flush=True)
+        if a.quiet and (i + 1) % 25 == 0:
+            print(f"soak: {i + 1}/{len(seeds)} runs, {len(failed)} failed, "
+                  f"{time.monotonic() - t0:.0f} s", flush=True)
+    secs = time.monotonic() - t0
+    print(f"soak: {done} runs, {len(failed)} failed, {secs:.0f} s"
+          + (f" (stopped before {len(seeds)})" if done < len(seeds) else ""))
+    for k, counts in mix.items():
+        print(f"  {k}: " + ", ".join(f"{n} {c}" for n, c in sorted(counts.items())))
+    for sig, group in groups.items():
+        print(f"  {len(group)} failed with [{sig}]: seeds " + ",".join(map(str, group)))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
