@@ -203,6 +203,18 @@ void write_window(WindowOutput& o) {
   std::vector<std::string> failures;
   drop_empty_partial_step(o);
   const auto& steps = o.trailer.steps;
+  if (o.steps.empty()) {
+    // Not one step, whole or partial, holds an op (the window opened as the
+    // job ended, the memory cap was reached before the first step's end, a
+    // warm-up covered the window): a pair without a ProfilerStep is no
+    // capture (check rejects it; Chakra's linker crashes on it). Nothing is
+    // published; the claimed .partial names go.
+    discard_outputs(o.layout, o.host, o.device);
+    log_warn("the window kept no step (it ended: " + (steps.reason.empty() ? std::string("exit") : steps.reason) +
+             "), so nothing was written under " + o.layout.host_dir.substr(0, o.layout.host_dir.rfind('/')) +
+             "; capture steps the job completes, with CHAKRA_MAX_MEMORY large enough for one step");
+    return;
+  }
   if (o.host && o.et_native) {
     write_native_et(o, summary, failures);
   } else if (o.host) {
