@@ -48,7 +48,8 @@ asan_tests='^[A-Z]|^unit\.|^preload\.(exports|runpath|inert|readme_vars)$|^e2e\.
 tsan_tests='^[A-Z]|^unit\.|^preload\.(runpath|inert)$|^e2e\.(window|signals|fork|cupti)$'
 san_targets=(chakrashim chakrashim_torch chakrashim_cli chakrashim_unit_tests chakra_runpath_host
              chakra_fixture_outer chakra_fixture_dep chakra_naive_wrapper chakra_thread_count
-             chakrashim_cupti_decoder_tests chakra_fake_cupti chakra_fake_cupti_selftest)
+             chakrashim_cupti_decoder_tests chakra_fake_cupti chakra_fake_cupti_selftest
+             chakra_fake_cuda)
 
 # Configures (once) and builds DIR with the extra cmake args, then the targets.
 build() {
