@@ -25,6 +25,9 @@ import subprocess
 import sys
 import tempfile
 
+
+from bench_spans import ops_per_step  # the same op count, from the spans run's trace
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 JOB = os.path.join(HERE, "bench_jobs", "mlp_loop.py")
 KINDS = ["plain", "spans", "torch-et", "native-et"]
@@ -64,14 +67,6 @@ def op_durations(tmp, kind):
             if a["tid"] == b["tid"] and b["ts"] < a["ts"] + a["dur"]:
                 parents.add(a["name"])
     return {k: statistics.median(v) for k, v in by_name.items()}, set(by_name) - parents
-
-
-def ops_per_step(tmp, args):
-    paths = sorted(glob.glob(os.path.join(tmp, "traces-spans-*", "*_kineto", "rank-0.json")))
-    with open(paths[-1]) as f:
-        events = json.load(f)["traceEvents"]
-    spans = [e for e in events if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "user_annotation")]
-    return len(spans) / (args.end - args.start + 1)
 
 
 def main():
