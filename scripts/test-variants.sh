@@ -24,28 +24,53 @@ generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
 log() { echo "[variants] $*"; }
 
-# What each sanitizer variant runs, as a CTest regex, and why:
-# - unit: every pure stage and tool, in-process (leaks checked too);
-# - preload: exports, RUNPATH (our dlopen entry built with the sanitizer's
-#   flags), inert processes, README table. preload.bridge_load is left out:
-#   it needs a second copy of the bridge built (chakra_mismatch_bridge), the
-#   slowest target, and the e2e tests below load the real bridge anyway;
-# - e2e.window (every schedule, a capture per case: the stepping thread,
-#   the background writer, publishing), e2e.exit_and_files (exit paths),
-#   e2e.signals (signal handoff, the watcher thread);
-# - tools.check and tools.link: the readers and the linker on real and
-#   golden traces, with the CLI's rank threads.
-# TSan runs the parts with threads: the unit tests (rank pools of check,
-# link and report), the captures (writer thread), the signal handoff (the
-# relay's watcher, the torch.distributed watch thread) and the fork tests
-# (children forked while other threads run ops; TSan runs them with
-# die_after_fork=0, see tests/support/chakra_test.py).
+# What each sanitizer variant runs, and why. A variant runs the CTest tests
+# its regex picks; in the end-to-end files named in its ONLY list, only the
+# test methods named there (tests/support/chakra_test.py,
+# CHAKRASHIM_TEST_ONLY): under a sanitizer a job runs 3 to 10 times slower,
+# and the whole end-to-end suite took 17 minutes a variant on CI's 2 cores.
+# Each subset keeps one job for each kind of code the variant can judge.
 # (GoogleTest names start with a capital; CTest's own tests are label.name.)
-# - unit.cupti_decoder.*, unit.fake_cupti_selftest and e2e.cupti: the CUPTI
-#   collector (decode thread, CUPTI's buffer callbacks on the double's
-#   worker thread, the op-span pushes) on a real job.
-asan_tests='^[A-Z]|^unit\.|^preload\.(exports|runpath|inert|readme_vars)$|^e2e\.(window|exit_and_files|signals|cupti)$|^tools\.(check|link)$'
-tsan_tests='^[A-Z]|^unit\.|^preload\.(runpath|inert)$|^e2e\.(window|signals|fork|cupti)$'
+#
+# ASan+UBSan: memory. Every pure stage and tool in-process (leaks checked
+# too); exports, RUNPATH (our dlopen entry built with the sanitizer's flags),
+# inert processes, README table (preload.bridge_load is left out: it needs a
+# second copy of the bridge built, the slowest target, and every job loads
+# the real bridge anyway); the writers and publishing on each exit path (end
+# of window, end of job, sys.exit, exception, SIGTERM, flush signal, gzip,
+# failing writes); the CUPTI decoder on the double's records, with the
+# buffer cap; the native ET recorder (its chunks, user threads, memory cap,
+# SIGTERM); tools.check and tools.link whole (the readers, the linker).
+asan_tests='^[A-Z]|^unit\.|^preload\.(exports|runpath|inert|readme_vars)$|^e2e\.(window|exit_and_files|signals|cupti|et_recorder|disk_faults)$|^tools\.(check|link)$'
+asan_only="window:test_the_schedule_2_9_1_2 window:test_a_job_that_ends_before_end
+  exit_and_files:test_sys_exit_in_mid_window exit_and_files:test_an_uncaught_exception_in_mid_window
+  exit_and_files:test_gzip_writes exit_and_files:test_an_unwritable_trace_dir_is_one_line
+  signals:test_sigterm_finalizes_the_files signals:test_the_flush_signal_writes_the_files
+  cupti:test_kernels_and_memcpys_are_linked cupti:test_the_buffer_cap_drops
+  cupti:test_sigterm_writes_the_gpu_records
+  et_recorder:test_user_threads_give_a_valid_et et_recorder:test_memory_cap_cuts
+  et_recorder:test_sigterm_in_mid_window_leaves_complete_files
+  disk_faults:test_writes_that_fail_through_rlimit_fsize"
+# TSan: threads. The unit tests (the rank pools of check, link and report);
+# a capture (the stepping thread, the background writer); the signal handoff
+# (the relay's watcher, the torch.distributed watch thread, 3 gloo runs
+# instead of 20); children forked in mid-window and after a cut by another
+# thread (TSan runs them with die_after_fork=0, tests/support/chakra_test.py;
+# workers forked while a thread runs ops are left out: their new threads
+# reuse ids of the parent's, which TSan reports as "dup thread"); the CUPTI
+# collector (decode thread, the double's worker thread, launches on a user
+# thread); steps on one thread and ops on another; the native recorder with
+# user threads.
+tsan_tests='^[A-Z]|^unit\.|^preload\.(runpath|inert)$|^e2e\.(window|signals|fork|cupti|threads_and_memory|et_recorder)$'
+tsan_only="window:test_a_plain_loop_keeps_exactly window:test_the_schedule_2_9_1_2
+  signals:test_sigterm_finalizes_the_files signals:test_sigterm_twice
+  signals:test_the_flush_signal_writes_the_files signals:test_sigterm_after_the_flush_signal
+  signals:test_sigterm_while_torch_distributed_is_asked signals:test_every_exception
+  fork:test_dataloader_workers_forked_in_mid_window fork:test_a_child_forked_after_the_memory_cap
+  cupti:test_kernels_and_memcpys_are_linked cupti:test_launches_on_a_user_thread
+  cupti:test_the_buffer_cap_drops cupti:test_the_flush_signal_writes_the_gpu_records
+  threads_and_memory:test_steps_on_a_non_main_thread threads_and_memory:test_the_cap_cuts
+  et_recorder:test_user_threads_give_a_valid_et et_recorder:test_forked_workers_leave"
 san_targets=(chakrashim chakrashim_torch chakrashim_cli chakrashim_unit_tests chakra_runpath_host
              chakra_fixture_outer chakra_fixture_dep chakra_naive_wrapper chakra_thread_count
              chakrashim_cupti_decoder_tests chakra_fake_cupti chakra_fake_cupti_selftest
@@ -67,10 +92,12 @@ san_flags=(-DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" "-DCMAKE_C
 
 run_asan() {
   build "$root/build-asan" "${san_targets[@]}" -- "${san_flags[@]}" "-DCHAKRA_SANITIZE=address;undefined" &&
+    CHAKRASHIM_TEST_ONLY="$asan_only" \
     ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs" -R "$asan_tests"
 }
 run_tsan() {
   build "$root/build-tsan" "${san_targets[@]}" -- "${san_flags[@]}" -DCHAKRA_SANITIZE=thread &&
+    CHAKRASHIM_TEST_ONLY="$tsan_only" CHAKRASHIM_TEST_RUNS=3 \
     ctest --test-dir "$root/build-tsan" --output-on-failure -j "$jobs" -R "$tsan_tests"
 }
 run_fuzz() {

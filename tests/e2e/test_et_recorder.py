@@ -186,6 +186,28 @@ class EtRecorderGuarantees(CaptureCase):
         self.assertTrue(any(n["name"].startswith("Optimizer.step#") for n in et["nodes"]))
         self.assert_check_passes()
 
+    # One run each, judged on its own (not against torch's ET, whose
+    # other-thread nodes depend on timing): what the sanitizer variants run
+    # for the recorder's thread and fork paths (scripts/test-variants.sh).
+    def test_user_threads_give_a_valid_et_with_every_threads_ops(self):
+        r = run_job("threads.py", ["6"],
+                    job_env(self.trace_dir, CHAKRA_ET_RECORDER="native", CHAKRA_START_STEP=2,
+                            CHAKRA_END_STEP=4))
+        self.assert_ran(r)
+        et = et_parity.load(capture_files(self.trace_dir)[0])
+        tids = {a["value"] for n in et["nodes"] if n["name"].startswith("aten::")
+                for a in n["attrs"] if a["name"] == "tid"}
+        self.assertGreater(len(tids), 1, "ops of the user thread are in the ET")
+        self.assert_check_passes()
+
+    def test_forked_workers_leave_the_parents_files_whole(self):
+        r = run_job("dataloader_fork.py", ["3"],
+                    job_env(self.trace_dir, CHAKRA_ET_RECORDER="native", CHAKRA_START_STEP=2,
+                            CHAKRA_END_STEP=3))
+        self.assert_ran(r)
+        self.assertIn("finish_ts", et_parity.load(capture_files(self.trace_dir)[0]))
+        self.assert_check_passes()
+
     def test_bad_value_is_one_line_and_inert(self):
         r = run_job("plain_loop.py", ["3"],
                     job_env(self.trace_dir, CHAKRA_ET_RECORDER="both"))

@@ -34,6 +34,18 @@ def golden_missing(path):
             "output; docs/trace-format.md, \"Golden pair\"), kept beside the repository, not "
             "in it; configure with -DCHAKRA_GOLDEN_DIR=DIR to use a copy" % path)
 
+# CHAKRASHIM_TEST_ONLY="FILE:WORD ...": in tests/*/test_FILE.py, run only
+# the test methods whose names contain one of its WORDs (unittest's -k,
+# added to the command line before unittest.main() reads it); a test file
+# that no entry names runs whole. The sanitizer variants run their subsets
+# this way (scripts/test-variants.sh); it also reruns one case of a CTest
+# test in CTest's environment.
+_script = os.path.basename(sys.argv[0])
+for _entry in os.environ.get("CHAKRASHIM_TEST_ONLY", "").split():
+    _file, _, _word = _entry.partition(":")
+    if _word and _script == f"test_{_file}.py":
+        sys.argv += ["-k", _word]
+
 # Sanitizer variants (scripts/test-variants.sh). A job under the preload is
 # an uninstrumented program, so the sanitizer runtime must come first in
 # LD_PRELOAD: clean_env puts it there whenever a test sets LD_PRELOAD.

@@ -39,6 +39,18 @@ class MemoryBudget {
     return true;
   }
 
+  // Takes `bytes` whatever the cap says, and refuses every later
+  // try_charge as one refusal would. Only for the record of an op that was
+  // already under way when the cap was reached (SpanStore::add with
+  // past_cap): torch's ET may hold that op's node already, and every ET
+  // node must find its span. Such ops are the ones in flight at the cut, a
+  // few per thread, so the overshoot is one chunk per recording thread at
+  // most, and only its pages written are resident.
+  void charge_past_cap(std::uint64_t bytes) {
+    used_.fetch_add(bytes, std::memory_order_relaxed);
+    refused_.store(true, std::memory_order_relaxed);
+  }
+
   std::uint64_t used() const { return used_.load(std::memory_order_relaxed); }
   std::uint64_t cap() const { return cap_.load(std::memory_order_relaxed); }
   // A charge was refused: the window is over its memory.

@@ -508,11 +508,18 @@ std::optional<std::uint64_t> Capture::close_partial_step(bool force) {
 }
 
 void Capture::add_span(SpanStore::ThreadBuffer& buffer, const SpanRecord& span) {
-  if (cut_requested() || !spans_.add(buffer, span)) {
-    // Over CHAKRA_MAX_MEMORY: nothing more is kept, the ET stops now too
-    // (else it records on, on every thread, until the stepping thread's
-    // next op, which may be seconds away), and the stepping thread cuts the
-    // window at its next op.
+  // Called only for an op that began while spans were kept. Its span is
+  // kept even past CHAKRA_MAX_MEMORY (another store, the GPU side say, may
+  // have reached it while the op ran): torch's ET exit callback may have
+  // run before ours and written this op's node, and every ET
+  // node must find its span (the rf_id join). Seen under TSan: one ET node
+  // in 50 without its span when the decode thread filled the budget.
+  if (!spans_.add(buffer, span)) spans_.add(buffer, span, /*past_cap=*/true);
+  if (cut_requested()) {
+    // Over CHAKRA_MAX_MEMORY: no op that starts from now on is kept, the ET
+    // stops now too (else it records on, on every thread, until the
+    // stepping thread's next op, which may be seconds away), and the
+    // stepping thread cuts the window at its next op.
     keeping_.store(false, std::memory_order_release);
     std::int64_t none = 0;
     if (cut_at_ns_.compare_exchange_strong(none, span.start_ns)) stop_et_for_cut();

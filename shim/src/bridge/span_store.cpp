@@ -47,7 +47,7 @@ const std::string* SpanStore::ThreadBuffer::intern(const char* name, std::uint64
   return &*it;
 }
 
-bool SpanStore::add(ThreadBuffer& b, const SpanRecord& span) {
+bool SpanStore::add(ThreadBuffer& b, const SpanRecord& span, bool past_cap) {
   std::lock_guard<SpanLock> lock(b.lock);
   auto& chunks = b.spans.chunks;
   // What this span needs beyond its record, charged before anything moves.
@@ -61,7 +61,10 @@ bool SpanStore::add(ThreadBuffer& b, const SpanRecord& span) {
   // A new name is kept whatever the budget says (names are few and live
   // across windows); it is charged with the rest.
   bytes += name_bytes;
-  if (bytes != 0 && budget_ && !budget_->try_charge(bytes)) return false;
+  if (bytes != 0 && budget_) {
+    if (past_cap) budget_->charge_past_cap(bytes);
+    else if (!budget_->try_charge(bytes)) return false;
+  }
   if (new_chunk) chunks.emplace_back().reserve(kChunk);
   CompactSpan c;
   c.name = name;

@@ -99,8 +99,10 @@ class SpanStore {
   ThreadBuffer* local();
   // Appends to `buffer` (the buffer of the thread that started the op; an
   // async record may end on another thread); false (nothing kept) when the
-  // budget refuses the memory it needs. Thread-safe.
-  bool add(ThreadBuffer& buffer, const SpanRecord& span);
+  // budget refuses the memory it needs. With past_cap, the span is kept
+  // whatever the budget says (MemoryBudget::charge_past_cap): for an op
+  // that began before the window's cap was reached. Thread-safe.
+  bool add(ThreadBuffer& buffer, const SpanRecord& span, bool past_cap = false);
   bool add(const SpanRecord& span) { return add(*local(), span); }
   // Moves every thread's spans out. Thread-safe.
   std::vector<ThreadSpans> take_all();

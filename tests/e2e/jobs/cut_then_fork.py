@@ -8,7 +8,6 @@ CUPTI and publish the parent's files from the wrong process).
 import os
 import sys
 import threading
-import time
 
 import torch
 
@@ -17,6 +16,7 @@ torch.manual_seed(0)
 model = torch.nn.Linear(16, 4)
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
 fill = threading.Event()
+filled = threading.Event()
 
 
 def side():
@@ -24,6 +24,7 @@ def side():
     a = torch.ones(4)
     for _ in range(30000):  # well past the cap's spans
         a = a + 1
+    filled.set()
 
 
 # Joined before exit: a daemon thread still inside a torch op when CPython
@@ -39,7 +40,9 @@ for step in range(steps):
     opt.step()
     if step == 3:
         fill.set()
-        time.sleep(1.5)  # the side thread hits the cap; no op on this thread
+        # The side thread hits the cap; no op on this thread meanwhile. Waited
+        # for, not slept: under TSan its 30000 ops take several seconds.
+        filled.wait()
         pid = os.fork()
         if pid == 0:
             torch.ones(3).sum()  # the child's first ops

@@ -30,7 +30,10 @@ def on_alarm(sig, frame):
     # inside torch's or the standard library's Python, whose state an
     # exception at an arbitrary bytecode can break.
     global raised
-    if frame is None or frame.f_code is LOOP_CODE:
+    # A tick inside this handler (Python runs a handler again between its
+    # own bytecodes) would raise between `raised += 1` and `raise`: counted
+    # twice, caught once.
+    if frame is None or frame.f_code in (LOOP_CODE, HANDLER_CODE):
         return
     # "<string>" <module>: code run with PyRun_String (torch's own
     # exec-made helpers are functions, never a <module>).
@@ -77,4 +80,5 @@ def main():
 
 
 LOOP_CODE = main.__code__
+HANDLER_CODE = on_alarm.__code__
 main()
