@@ -9,10 +9,12 @@
 #
 #   scripts/test-variants.sh [asan] [tsan] [fuzz]    (default: all three)
 #
-# Sanitizer builds compile -O1 -g1 (line tables for the reports): the
-# variants exist to find bugs, not to time anything, and this halves their
-# build time on CI's 2 cores. Only the targets the chosen tests need are
-# built. Prints each part's time; exits non-zero when any part failed.
+# Sanitizer builds compile -O0 -g1 (line tables for the reports): the
+# variants exist to find bugs, not to time anything; on CI's 2 cores their
+# builds cost more than their test subsets, and -O0 compiles a third faster
+# than -O1 (kineto_trace_writer_test.cpp: 30 s against 44 s). Only the
+# targets the chosen tests need are built. Prints each part's time; exits
+# non-zero when any part failed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -88,7 +90,7 @@ build() {
   cmake --build "$dir" -j "$jobs" --target "${targets[@]}"
 }
 
-san_flags=(-DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" "-DCMAKE_C_FLAGS_DEBUG=-O1 -g1")
+san_flags=(-DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0 -g1" "-DCMAKE_C_FLAGS_DEBUG=-O0 -g1")
 
 run_asan() {
   build "$root/build-asan" "${san_targets[@]}" -- "${san_flags[@]}" "-DCHAKRA_SANITIZE=address;undefined" &&

@@ -30,9 +30,12 @@ class ForkedChildren(CaptureCase):
 
     def run_in(self, cwd, trace_dir_value):
         """The fork job with CHAKRA_TRACE_DIR spelled `trace_dir_value`,
-        run from `cwd`."""
+        run from `cwd`. With torch's ET observer: its open stream is what a
+        child could write into (the native recorder writes after the
+        window, from the parent's writer thread only)."""
         return run([PYTHON, os.path.join(JOBS, "dataloader_fork.py"), "3"],
-                   job_env(trace_dir_value, CHAKRA_START_STEP=2, CHAKRA_END_STEP=9), cwd=cwd,
+                   job_env(trace_dir_value, CHAKRA_START_STEP=2, CHAKRA_END_STEP=9,
+                           CHAKRA_ET_RECORDER="torch"), cwd=cwd,
                    timeout=300)
 
     def check_spelled(self, cwd, value):
@@ -84,7 +87,8 @@ class ForkedChildren(CaptureCase):
     # callback blocked forever on its mutex at its first op.
     def test_workers_forked_while_a_thread_runs_ops_never_block(self):
         r = run_job("fork_with_thread.py", [50],
-                    job_env(self.trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=100000),
+                    job_env(self.trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=100000,
+                            CHAKRA_ET_RECORDER="torch"),
                     timeout=600)
         self.assert_ran(r)
         self.assertIn("done 50 epochs 100 steps", r.stdout)

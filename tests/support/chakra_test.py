@@ -88,12 +88,18 @@ if SANITIZE:
 
 def _with_sanitizer_runtime(env):
     """A process under LD_PRELOAD gets the runtime first, and no leak check:
-    CPython and torch keep memory until exit by design."""
+    CPython and torch keep memory until exit by design. Its writers get 300 s
+    at exit unless the test says otherwise: instrumented at -O0, checking and
+    writing a few thousand steps' files takes longer than the default 20 s of
+    CHAKRA_EXIT_TIMEOUT, and the files would stay .partial (correctly, but
+    the test is about something else)."""
     preload = env.get("LD_PRELOAD", "")
     if not (SANITIZER_RUNTIME and preload) or preload.startswith(SANITIZER_RUNTIME):
         return env
     env["LD_PRELOAD"] = f"{SANITIZER_RUNTIME}:{preload}"
     env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
+    if "CHAKRA_PROFILE" in env:
+        env.setdefault("CHAKRA_EXIT_TIMEOUT", "300")
     return env
 
 # Launcher variables that the test machine may carry and that would change

@@ -93,7 +93,7 @@ const std::vector<VarCase>& var_cases() {
        {"2", "overwrite"}},
       {"CHAKRA_HOST_TRACE", "off", [](const Config& c) { EXPECT_FALSE(c.host_trace); },
        {"y", "disabled"}},
-      {"CHAKRA_ET_RECORDER", "Native", [](const Config& c) { EXPECT_TRUE(c.et_native); },
+      {"CHAKRA_ET_RECORDER", "Torch", [](const Config& c) { EXPECT_FALSE(c.et_native); },
        {"", "both", "1", "torch,native"}},
       {"CHAKRA_DEVICE_TRACE", "FALSE", [](const Config& c) { EXPECT_FALSE(c.device_trace); },
        {"enable", "10"}},
@@ -356,7 +356,7 @@ TEST(ParseConfig, UsesTheDocumentedDefaults) {
   EXPECT_FALSE(c.job_id_override);
   EXPECT_FALSE(c.overwrite);
   EXPECT_TRUE(c.host_trace);
-  EXPECT_FALSE(c.et_native);
+  EXPECT_TRUE(c.et_native);
   EXPECT_TRUE(c.device_trace);
   EXPECT_EQ(c.step_marker, "Optimizer.step#");
   EXPECT_EQ(c.log_level, LogLevel::info);

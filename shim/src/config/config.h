@@ -26,9 +26,9 @@ struct Config {
   std::optional<std::string> job_id_override;
   bool overwrite = false;
   bool host_trace = true;
-  // CHAKRA_ET_RECORDER: chakrashim's own ET recorder instead of torch's
-  // ExecutionTraceObserver (docs/et-recorder.md).
-  bool et_native = false;
+  // CHAKRA_ET_RECORDER: chakrashim's own ET recorder (the default) or
+  // torch's ExecutionTraceObserver (docs/et-recorder.md).
+  bool et_native = true;
   bool device_trace = true;
   std::string step_marker = "Optimizer.step#";
   LogLevel log_level = LogLevel::info;

@@ -37,7 +37,7 @@ inline constexpr std::array<VarSpec, 23> kConfigVars{{
     {"CHAKRA_OVERWRITE", "boolean", "0",
      "replace an earlier run's files instead of writing new sibling folders"},
     {"CHAKRA_HOST_TRACE", "boolean", "1", "capture the Execution Trace"},
-    {"CHAKRA_ET_RECORDER", "native or torch (any case)", "torch",
+    {"CHAKRA_ET_RECORDER", "native or torch (any case)", "native",
      "what records the Execution Trace: chakrashim's own recorder, or torch's observer"},
     {"CHAKRA_DEVICE_TRACE", "boolean", "1", "capture the Kineto-format device trace"},
     {"CHAKRA_STEP_MARKER", "non-empty text", "Optimizer.step#",
