@@ -209,7 +209,7 @@ fi
 rm -rf "$run" "$out/summary.txt" "$out/summary.txt.parts" "$out/results.tar.gz" "$out/traces.tar.gz"
 mkdir -p "$logs"
 : >"$logfile"
-log "mode $mode: jobs $train_jobs, ET recorder ${et_recorder:-torch (default)}, steps $steps, window $win_s..$win_e, step times before $before_a..$before_b, after $after_a..$after_b"
+log "mode $mode: jobs $train_jobs, ET recorder ${et_recorder:-native (default)}, steps $steps, window $win_s..$win_e, step times before $before_a..$before_b, after $after_a..$after_b"
 log "repo $root ($(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo 'no git')), out $out, build $build"
 
 # --- 1. tools ----------------------------------------------------------------------
@@ -425,7 +425,7 @@ for job in ${train_jobs//,/ }; do
   run_job "$job"
 done
 stage=verdict
-overall="gpu-check: $([ "$status" = 0 ] && echo PASS || echo FAIL) jobs ${verdicts[*]} mode=$mode et_recorder=${et_recorder:-torch}"
+overall="gpu-check: $([ "$status" = 0 ] && echo PASS || echo FAIL) jobs ${verdicts[*]} mode=$mode et_recorder=${et_recorder:-native}"
 echo "$overall" >>"$out/summary.txt.parts"
 mv "$out/summary.txt.parts" "$out/summary.txt"
 finished=1

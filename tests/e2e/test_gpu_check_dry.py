@@ -95,7 +95,7 @@ class GpuCheckDry(unittest.TestCase):
         self.assertRegex(compiled, r"^gpu-check: PASS kernels=0 .* rf_join=100\.00% .*mode=cpu job=compiled$")
         self.assertEqual(graphs, "gpu-check: n/a job=graphs (CPU: CUDA graphs need a GPU)")
         self.assertEqual(overall, "gpu-check: PASS jobs eager=PASS compiled=PASS graphs=n/a(CPU) "
-                                  "mode=dry et_recorder=torch")
+                                  "mode=dry et_recorder=native")
         self.assertEqual(lines[-1], overall)
         progress = [l for l in lines if not l.startswith("gpu-check: ")]
         self.assertTrue(progress and all(PROGRESS.match(l) for l in progress), "\n".join(progress))

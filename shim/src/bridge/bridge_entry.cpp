@@ -15,6 +15,8 @@
 namespace {
 
 // Set by CMake from the libtorch this bridge was compiled and linked with.
+// Only this file sees them, so that the bridge's other objects are built
+// once for both the bridge and the test's mismatched copy (shim/CMakeLists.txt).
 constexpr const char* kBuiltTorchVersion = CHAKRA_TORCH_VERSION;
 constexpr const char* kBuiltTorchBuildId = CHAKRA_TORCH_BUILD_ID;  // "" if it had none
 
@@ -39,6 +41,10 @@ void say(const chakrashim_core_api* core, int level, const std::string& line) {
 }
 
 }  // namespace
+
+namespace chakrashim::bridge {
+const char* built_torch_version() { return kBuiltTorchVersion; }
+}  // namespace chakrashim::bridge
 
 extern "C" __attribute__((visibility("default"))) int chakrashim_bridge_attach(
     const chakrashim_core_api* core, chakrashim_bridge_api* out) {

@@ -443,7 +443,7 @@ void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> par
   auto& t = out.trailer;
   t.trace_name = layout_->device_path;
   t.version = CHAKRASHIM_VERSION;
-  t.torch_version = CHAKRA_TORCH_VERSION;
+  t.torch_version = built_torch_version();
   t.steps.start = config_.start_step;
   t.steps.end = config_.end_step;
   t.steps.warmup = config_.warmup_steps;

@@ -42,6 +42,9 @@
 
 namespace chakrashim::bridge {
 
+// The torch version this bridge was built against (bridge_entry.cpp).
+const char* built_torch_version();
+
 class Capture {
  public:
   static Capture& instance();
