@@ -19,6 +19,7 @@
 
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/csrc/profiler/orchestration/observer.h>
+#include <torch/version.h>
 
 #include <nlohmann/json.hpp>
 
@@ -56,8 +57,13 @@ class CaptureLock {
 };
 
 bool torch_profiler_running() {
-  return torch::autograd::profiler::isProfilerEnabledInMainThread() ||
-         torch::profiler::impl::profilerEnabled();
+  // isProfilerEnabledInMainThread (a profiler started on another thread,
+  // the job's main one, say) is torch 2.5's (pytorch#128743); torch 2.4 has
+  // only this thread's profiler state.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5)
+  if (torch::autograd::profiler::isProfilerEnabledInMainThread()) return true;
+#endif
+  return torch::profiler::impl::profilerEnabled();
 }
 
 std::string signal_name(int sig) {

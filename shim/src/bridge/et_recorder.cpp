@@ -17,6 +17,7 @@
 #include <ATen/core/ivalue.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
 #include <torch/csrc/profiler/util.h>
+#include <torch/version.h>
 
 #include "writers/et_records.h"
 
@@ -192,7 +193,14 @@ struct EtRecorder::ThreadBuffer {
   const OpSlot& op(const at::RecordFunction& fn) {
     const char* name = fn.name();
     if (!name) name = "";
+    // RecordFunction::overload_name() is torch 2.7's. Before it the name's
+    // pointer alone tells overloads apart: each overload's registered
+    // schema holds its own copy of the name.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 7)
     const char* overload = fn.overload_name();
+#else
+    const char* overload = nullptr;
+#endif
     OpSlot& slot = slots[(reinterpret_cast<std::uintptr_t>(name) >> 4) % kSlots];
     if (slot.name == name && slot.overload == overload &&
         std::strcmp(records.strings[slot.name_index].c_str(), name) == 0)
@@ -216,7 +224,11 @@ struct EtRecorder::ThreadBuffer {
     return slot;
   }
 
-  std::uint32_t dtype(std::string_view name) {
+  // TypeMeta::name() is a c10::string_view up to torch 2.6 and a
+  // std::string_view from 2.7: both convert through data() and size().
+  template <typename View>
+  std::uint32_t dtype(const View& view) {
+    const std::string_view name(view.data(), view.size());
     for (const auto& [p, i] : dtypes)
       if (p == name.data()) return i;
     const std::uint32_t i = intern(name);
@@ -510,8 +522,14 @@ void EtRecorder::record_end(const at::RecordFunction& fn) {
       if (c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PARAM_COMMS_INFO) == nullptr) {
         attrs.push_back({b.intern("debug"), b.intern("string"), b.intern("\"missing comms info\"")});
       } else {
+        // SaveNcclMetaConfig is torch 2.6's; before it, the flag is truncate
+        // alone (and every introspection is on).
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 6)
         const auto meta = torch::profiler::impl::saveNcclMeta(
             fn, torch::profiler::impl::SaveNcclMetaConfig(false, true, false, true));
+#else
+        const auto meta = torch::profiler::impl::saveNcclMeta(fn, /*truncate=*/false);
+#endif
         for (const auto& a : kCommAttrs) {
           const auto it = meta.find(a.meta_key);
           if (it != meta.end())
