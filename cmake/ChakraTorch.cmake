@@ -77,3 +77,58 @@ macro(chakra_find_torch)
   message(STATUS "chakrashim: torch ${Torch_VERSION} from ${TORCH_INSTALL_PREFIX} "
                  "(${CHAKRA_TORCH_CONFIG_USED} config)")
 endmacro()
+
+# The libraries of ours that the bridge links (chakra_bridge_deps, declared
+# in shim/CMakeLists.txt), compiled in torch's C++ ABI. PyPI's torch used
+# the pre-C++11 std::string ABI (_GLIBCXX_USE_CXX11_ABI=0) up to 2.6 (2.4.1
+# seen here): the bridge is compiled with torch's flags, and std::string
+# crosses into chakrashim_logic and chakrashim_collector, so the bridge gets
+# copies of them compiled with that ABI too; without them it fails to load
+# ("undefined symbol ...validate_et_fileERKSs"). Everything else keeps the
+# system's ABI: Debian's GoogleTest and protobuf have it. Called from the
+# top level, once both libraries exist.
+function(chakra_link_bridge_deps)
+  execute_process(
+    COMMAND "${Python3_EXECUTABLE}" -c
+            "import torch; print(int(getattr(torch._C, '_GLIBCXX_USE_CXX11_ABI', True)))"
+    OUTPUT_VARIABLE abi OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  if(NOT abi STREQUAL "0")
+    target_link_libraries(chakra_bridge_deps INTERFACE chakrashim_collector chakrashim_logic)
+    return()
+  endif()
+  message(STATUS "chakrashim: torch uses the pre-C++11 std::string ABI: the bridge links "
+                 "copies of chakrashim_logic and chakrashim_collector built with it")
+  # Their imported dependencies, found again here: imported targets are seen
+  # only in the folder that found them.
+  find_package(ZLIB REQUIRED)
+  find_package(Threads REQUIRED)
+  foreach(lib chakrashim_logic chakrashim_collector)
+    get_target_property(srcs ${lib} SOURCES)
+    get_target_property(dir ${lib} SOURCE_DIR)
+    set(abs "")
+    foreach(s IN LISTS srcs)
+      if(IS_ABSOLUTE "${s}")
+        list(APPEND abs "${s}")
+      else()
+        list(APPEND abs "${dir}/${s}")
+      endif()
+    endforeach()
+    add_library(${lib}_oldabi STATIC ${abs})
+    foreach(prop INCLUDE_DIRECTORIES COMPILE_OPTIONS COMPILE_DEFINITIONS
+                 INTERFACE_INCLUDE_DIRECTORIES INTERFACE_SYSTEM_INCLUDE_DIRECTORIES
+                 INTERFACE_COMPILE_DEFINITIONS)
+      get_target_property(v ${lib} ${prop})
+      if(v)
+        set_property(TARGET ${lib}_oldabi PROPERTY ${prop} "${v}")
+      endif()
+    endforeach()
+    set_target_properties(${lib}_oldabi PROPERTIES POSITION_INDEPENDENT_CODE ON)
+    target_compile_definitions(${lib}_oldabi PUBLIC _GLIBCXX_USE_CXX11_ABI=0)
+    get_target_property(deps ${lib} LINK_LIBRARIES)
+    if(deps)
+      list(TRANSFORM deps REPLACE "^chakrashim_logic$" "chakrashim_logic_oldabi")
+      target_link_libraries(${lib}_oldabi PUBLIC ${deps})
+    endif()
+  endforeach()
+  target_link_libraries(chakra_bridge_deps INTERFACE chakrashim_collector_oldabi chakrashim_logic_oldabi)
+endfunction()
