@@ -80,8 +80,8 @@ endmacro()
 
 # The libraries of ours that the bridge links (chakra_bridge_deps, declared
 # in shim/CMakeLists.txt), compiled in torch's C++ ABI. PyPI's torch used
-# the pre-C++11 std::string ABI (_GLIBCXX_USE_CXX11_ABI=0) up to 2.6 (2.4.1
-# seen here): the bridge is compiled with torch's flags, and std::string
+# the pre-C++11 std::string ABI (_GLIBCXX_USE_CXX11_ABI=0) up to 2.6 (2.4.1 and 2.6.0
+# seen here; 2.9.1 has the C++11 one): the bridge is compiled with torch's flags, and std::string
 # crosses into chakrashim_logic and chakrashim_collector, so the bridge gets
 # copies of them compiled with that ABI too; without them it fails to load
 # ("undefined symbol ...validate_et_fileERKSs"). Everything else keeps the
