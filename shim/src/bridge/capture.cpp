@@ -15,11 +15,11 @@
 #include "bridge/callbacks.h"
 #include "bridge/fork_guard.h"
 #include "bridge/python_query.h"
+#include "bridge/torch_version.h"
 #include "chakrashim/collector.h"
 
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/csrc/profiler/orchestration/observer.h>
-#include <torch/version.h>
 
 #include <nlohmann/json.hpp>
 
@@ -60,7 +60,7 @@ bool torch_profiler_running() {
   // isProfilerEnabledInMainThread (a profiler started on another thread,
   // the job's main one, say) is torch 2.5's (pytorch#128743); torch 2.4 has
   // only this thread's profiler state.
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5)
+#if CHAKRA_TORCH_AT_LEAST(2, 5)
   if (torch::autograd::profiler::isProfilerEnabledInMainThread()) return true;
 #endif
   return torch::profiler::impl::profilerEnabled();

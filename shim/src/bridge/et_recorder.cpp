@@ -17,8 +17,8 @@
 #include <ATen/core/ivalue.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
 #include <torch/csrc/profiler/util.h>
-#include <torch/version.h>
 
+#include "bridge/torch_version.h"
 #include "writers/et_records.h"
 
 namespace chakrashim::bridge {
@@ -196,7 +196,7 @@ struct EtRecorder::ThreadBuffer {
     // RecordFunction::overload_name() is torch 2.7's. Before it the name's
     // pointer alone tells overloads apart: each overload's registered
     // schema holds its own copy of the name.
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 7)
+#if CHAKRA_TORCH_AT_LEAST(2, 7)
     const char* overload = fn.overload_name();
 #else
     const char* overload = nullptr;
@@ -524,7 +524,7 @@ void EtRecorder::record_end(const at::RecordFunction& fn) {
       } else {
         // SaveNcclMetaConfig is torch 2.6's; before it, the flag is truncate
         // alone (and every introspection is on).
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 6)
+#if CHAKRA_TORCH_AT_LEAST(2, 6)
         const auto meta = torch::profiler::impl::saveNcclMeta(
             fn, torch::profiler::impl::SaveNcclMetaConfig(false, true, false, true));
 #else
