@@ -14,7 +14,7 @@
 
 extern "C" char** environ;
 
-namespace chakrashim::tools::config {
+namespace chakrashim::tools::config_command {
 
 namespace {
 
@@ -115,4 +115,4 @@ int run_config_command(int argc, char** argv) {
   return 0;
 }
 
-}  // namespace chakrashim::tools::config
+}  // namespace chakrashim::tools::config_command

@@ -3,10 +3,10 @@
 // uses it to validate its options before launching anything.
 #pragma once
 
-namespace chakrashim::tools::config {
+namespace chakrashim::tools::config_command {
 
 // argv[0] is "config". Exit codes: 0 valid, 2 invalid (one line per bad
 // variable on stderr) or a usage error.
 int run_config_command(int argc, char** argv);
 
-}  // namespace chakrashim::tools::config
+}  // namespace chakrashim::tools::config_command

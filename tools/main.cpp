@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (command == "vars") return run_vars(argc, argv);
-  if (command == "config") return chakrashim::tools::config::run_config_command(argc - 1, argv + 1);
+  if (command == "config") return chakrashim::tools::config_command::run_config_command(argc - 1, argv + 1);
   if (command == "check") return chakrashim::tools::check::run_check_command(argc - 1, argv + 1);
   if (command == "link") return chakrashim::tools::link::run_link_command(argc - 1, argv + 1);
   if (command == "convert") {

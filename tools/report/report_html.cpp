@@ -235,7 +235,7 @@ std::string skew_table(const GroupReport& g) {
   return out + "</table>\n";
 }
 
-std::string ops_table(const RankStats& r, std::size_t top) {
+std::string html_ops_table(const RankStats& r, std::size_t top) {
   std::int64_t step_total = 0;
   for (const auto& s : r.steps) step_total += s.dur_ns;
   std::string out = "<table><tr><th>self ms</th><th>step share</th><th>calls</th><th>total ms</th>"
@@ -388,7 +388,7 @@ std::string render_html(const Report& report, const HtmlOptions& o) {
   out += "<h2>Top ops by self time" + which + "</h2>\n<p class=\"note\">Self time over all threads. Step share: self "
          "time on the stepping thread inside the steps, as a share of the steps' time; '-' for ops that ran on other "
          "threads only (they ran beside the step, not in it).</p>\n";
-  for (const auto* r : shown) out += "<h3>" + xml_escape(rank_label(*r, show_group)) + "</h3>\n" + ops_table(*r, o.top_ops);
+  for (const auto* r : shown) out += "<h3>" + xml_escape(rank_label(*r, show_group)) + "</h3>\n" + html_ops_table(*r, o.top_ops);
   return out + "</body></html>\n";
 }
 
