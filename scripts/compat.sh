@@ -137,8 +137,17 @@ for v in "${versions[@]}"; do
   config=$(sed -n 's/.*chakrashim: torch .* (\([a-z]*\) config).*/\1/p' "$logs/configure.log" | tail -n 1)
   grep -q "using the minimal config instead" "$logs/configure.log" && config="$config (fallback)"
   config=${config:-?}
+  # A CUDA torch with the toolkit hidden must configure through the fallback,
+  # with no option given (issue #25): anything else fails the row, so that
+  # the row proves the fallback rather than only reporting it.
+  cuda=$("$py" -c 'import torch; print(torch.version.cuda or "")' 2>/dev/null | tail -n 1)
+  if [ $rc -eq 0 ] && [ "$hide_toolkit" = 1 ] && [ -n "$cuda" ] && [ "$config" != "minimal (fallback)" ]; then
+    rc=1
+    echo "compat: a CUDA $cuda torch with the toolkit hidden configured with the '$config' config," \
+         "not through the minimal-config fallback" >>"$logs/configure.log"
+  fi
   if [ $rc -ne 0 ]; then
-    built="FAIL (configure: $(grep -m1 -A1 'CMake Error' "$logs/configure.log" | tr '\n' ' ' | cut -c1-160))"
+    built="FAIL (configure: $(grep -m1 -A1 -E 'CMake Error|^compat:' "$logs/configure.log" | tr '\n' ' ' | cut -c1-160))"
   else
     log "torch $v: configured ($config config); building"
     # The e2e subset needs the core, the bridge, the CLI and the test doubles;

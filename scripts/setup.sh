@@ -90,8 +90,13 @@ fi
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
 if [ ! -f "$build/CMakeCache.txt" ]; then
+  # Quiet but for our own lines: which torch, which of its configs (the
+  # minimal one when torch's own cannot configure here, issue #25), which ABI.
+  mkdir -p "$build"
   cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DPython3_EXECUTABLE="$python" "${cmake_args[@]}" >/dev/null
+    -DPython3_EXECUTABLE="$python" "${cmake_args[@]}" >"$build/configure.log" 2>&1 ||
+    { cat "$build/configure.log" >&2; exit 1; }
+  sed -n 's/^-- chakrashim: /[setup] /p' "$build/configure.log"
 elif [ ${#cmake_args[@]} -gt 0 ]; then
   cmake "$build" "${cmake_args[@]}" >/dev/null
 fi
