@@ -46,10 +46,12 @@ class Span:
 class RankCapture:
     """One rank's pair, as Python data until written."""
 
-    def __init__(self, rank=0, world_size=1, steps=(3, 4), gpu=False, ranks_filter=None, slow=None):
+    def __init__(self, rank=0, world_size=1, steps=(3, 4), gpu=False, ranks_filter=None, slow=None, pid=PID):
         """slow: {step: extra ns}: those steps run longer, in time outside
-        any op at their end (later steps move later)."""
+        any op at their end (later steps move later). pid: the process's,
+        in the ET and on its host events (ranks of one job differ in it)."""
         self.rank, self.world_size, self.steps, self.gpu = rank, world_size, list(steps), gpu
+        self.pid = pid
         self.spans = []  # host and device events, in write order
         self.ranks_filter = ranks_filter
         self.meta = {
@@ -70,6 +72,9 @@ class RankCapture:
             extra = (slow or {}).get(n, 0)
             self._add_step(n, t0, extra)
             t0 += 1_000_000 + extra
+        for span in self.spans:
+            if span.pid == PID:  # host events; GPU events carry the device's
+                span.pid = pid
 
     def _ids(self):
         self._next_id += 1
@@ -131,7 +136,7 @@ class RankCapture:
 
     def et_text(self, nodes=None):
         """The ET document, key order as torch writes it."""
-        doc = {"schema": self.et_schema, "pid": PID, "time": "2026-01-01 00:00:00", "start_ts": 1000,
+        doc = {"schema": self.et_schema, "pid": self.pid, "time": "2026-01-01 00:00:00", "start_ts": 1000,
                "nodes": self.et_nodes() if nodes is None else nodes, "finish_ts": 2000}
         return json.dumps(doc, indent=1)
 
@@ -180,6 +185,14 @@ def write_many(root, ranks, slow=None, gpu=True, steps=(3, 4, 5), job="0", edit=
         caps.append(c)
     write_capture(root, caps, job=job)
     return caps
+
+
+def cut_in_half(path):
+    """Keeps the first half of a written file: a writer stopped mid-way."""
+    with open(path) as f:
+        text = f.read()
+    with open(path, "w") as f:
+        f.write(text[: len(text) // 2])
 
 
 def write_capture(root, captures, job="0", et_text=None, device_text=None):

@@ -8,6 +8,8 @@ preload would also enter.
 import atexit
 import glob
 import os
+import pty
+import re
 import shutil
 import subprocess
 import sys
@@ -127,6 +129,45 @@ def clean_env(**extra):
 def run(cmd, env, timeout=120, **kw):
     """Runs cmd and returns the CompletedProcess with text output."""
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def run_on_pty(cmd, env):
+    """Runs cmd with its stdout and stderr on a pseudo-terminal, as a user at
+    a terminal runs it (isatty() is true: progress bars are drawn). Returns
+    (exit status, everything it wrote, as text)."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        try:
+            os.execve(cmd[0], cmd, env)
+        finally:
+            os._exit(127)  # never back into the test runner
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), out.decode(errors="replace")
+
+
+def assert_rank_bar_on_terminal_only(test, cmd, verb, ranks):
+    """The progress bar of link and convert (tools/common/progress.h): on a
+    terminal, cmd draws "VERB [###...] n/RANKS ranks, T s, R ranks/s" in
+    place and erases it; piped, it draws nothing. Returns the terminal's
+    text for the caller's own checks."""
+    status, text = run_on_pty(cmd, clean_env())
+    test.assertEqual(status, 0, text)
+    test.assertRegex(text, r"%s \[[#.]{30}\] \d+/%d ranks, [0-9.]+ s, [0-9.]+ ranks/s" % (re.escape(verb), ranks))
+    test.assertIn("\r\x1b[K", text)  # redrawn in place, erased at the end
+    piped = run(cmd, env=clean_env())
+    test.assertEqual(piped.returncode, 0, piped.stdout + piped.stderr)
+    test.assertNotIn("ranks/s", piped.stdout + piped.stderr)
+    return text
 
 
 def temp_dir(test):

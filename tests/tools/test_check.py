@@ -17,7 +17,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
 import chakra_test as ct  # noqa: E402
-from capture_builder import RankCapture, write_capture, write_many  # noqa: E402
+from capture_builder import RankCapture, cut_in_half, write_capture, write_many  # noqa: E402
 
 GOLDEN = ct.GOLDEN_DIR
 
@@ -575,6 +575,77 @@ class WrongAnswers(CheckCase):
         self.assert_warning([self.root], "link.host_only", text="though the process had CUDA")
 
 
+class PairMismatch(CheckCase):
+    """An ET and a device trace paired by name or folder, but written by
+    another rank or process: check says so as link does (pair.mismatch)."""
+
+    def setUp(self):
+        super().setUp()
+        # Ranks of one job run in their own processes: pids 4242 and 4243.
+        self.write([RankCapture(0, 2, gpu=True, pid=4242), RankCapture(1, 2, gpu=True, pid=4243)])
+        self.et = lambda r: os.path.join(self.root, "0_chakra", "rank-%d.json" % r)
+        self.dev = lambda r, folder="0_kineto": os.path.join(self.root, folder, "rank-%d.json" % r)
+
+    def assert_mismatch(self, r, rank, et, dev, why):
+        self.assertEqual(r.returncode, 1, r.stdout)
+        found = self.lines(r, "error", "pair.mismatch", rank)
+        self.assertTrue(found, r.stdout)
+        self.assertIn("%s and %s are not one rank's pair: %s" % (et, dev, why), found[0])
+        self.assertNotRegex(r.stdout, r"(?m)^rank %d: ok" % rank)
+
+    def test_the_true_pairs_pass(self):
+        r = check("--strict", self.root)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertFalse(self.lines(r, "error", "pair.mismatch"), r.stdout)
+
+    def test_explicit_files_of_two_ranks_paired_by_their_names(self):
+        # Names without ranks pair as rank 0: only the pids tell them apart.
+        et, dev = os.path.join(self.root, "et.json"), os.path.join(self.root, "device.json")
+        shutil.copy(self.et(0), et)
+        shutil.copy(self.dev(1), dev)
+        self.assert_mismatch(check(et, dev), 0, et, dev, "the ET was written by pid 4242, the device trace by pid 4243")
+        # Names with the same rank: the device trace says which rank it is.
+        other = os.path.join(self.root, "other", "rank-0.json")
+        os.makedirs(os.path.dirname(other))
+        shutil.copy(self.dev(1), other)
+        self.assert_mismatch(check(self.et(0), other), 0, self.et(0), other,
+                             "the ET was written by pid 4242, the device trace by pid 4243; "
+                             "the ET is rank 0's by its name, the device trace says rank 1")
+
+    def test_device_traces_swapped_between_two_ranks_in_a_folder(self):
+        swap = os.path.join(self.root, "swap.json")
+        os.rename(self.dev(0), swap)
+        os.rename(self.dev(1), self.dev(0))
+        os.rename(swap, self.dev(1))
+        r = check(self.root)
+        for rank, other, pid in ((0, 1, 4243), (1, 0, 4242)):
+            self.assert_mismatch(r, rank, "0_chakra/rank-%d.json" % rank, "0_kineto/rank-%d.json" % rank,
+                                 "the ET was written by pid %d, the device trace by pid %d; the ET is rank %d's "
+                                 "by its name, the device trace says rank %d" % (4242 + rank, pid, rank, other))
+
+    def test_device_traces_swapped_between_two_runs_folders(self):
+        # Run 0.1 of the same job: other processes, same ranks and ops. No
+        # other rule can tell its rank 0 from run 0's.
+        later = os.path.join(self.root, "later")
+        write_capture(later, [RankCapture(0, 2, gpu=True, pid=5000), RankCapture(1, 2, gpu=True, pid=5001)])
+        for kind in ("chakra", "kineto"):
+            os.rename(os.path.join(later, "0_" + kind), os.path.join(self.root, "0_%s.1" % kind))
+        os.rmdir(later)
+        swap, run1 = os.path.join(self.root, "swap.json"), self.dev(0, "0_kineto.1")
+        os.rename(self.dev(0), swap)
+        os.rename(run1, self.dev(0))
+        os.rename(swap, run1)
+        r = check(self.root)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        found = [l for l in r.stdout.splitlines() if "error [pair.mismatch]" in l]
+        self.assertEqual(len(found), 2, r.stdout)
+        self.assertIn("rank 0 (0): error [pair.mismatch] 0_chakra/rank-0.json and 0_kineto/rank-0.json are not one "
+                      "rank's pair: the ET was written by pid 4242, the device trace by pid 5000", r.stdout)
+        self.assertIn("rank 0 (0.1): error [pair.mismatch] 0_chakra.1/rank-0.json and 0_kineto.1/rank-0.json are "
+                      "not one rank's pair: the ET was written by pid 5000, the device trace by pid 4242", r.stdout)
+        self.assertIn("rank 1 (0): ok", r.stdout)
+
+
 class ManyRanks(CheckCase):
     """Issue #21: 512 ranks, a few broken; the verdict fits on a screen."""
 
@@ -586,11 +657,7 @@ class ManyRanks(CheckCase):
                       et_text={17: RankCapture(17, 512, steps=(3, 4), gpu=True).et_text()})
         open(os.path.join(self.root, "0_kineto", "rank-300.json.partial"), "w").close()
         os.remove(os.path.join(self.root, "0_kineto", "rank-411.json"))
-        path = os.path.join(self.root, "0_kineto", "rank-500.json")
-        with open(path) as f:
-            text = f.read()
-        with open(path, "w") as f:
-            f.write(text[: len(text) // 2])
+        cut_in_half(os.path.join(self.root, "0_kineto", "rank-500.json"))
         r = check(self.root)
         self.assertEqual(r.returncode, 1, r.stdout)
         lines = r.stdout.splitlines()

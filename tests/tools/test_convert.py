@@ -14,7 +14,9 @@
 3. Bad input: a plain ET, a device trace, a truncated gzip, invalid JSON, a
    dependency cycle and an unknown schema each give one line naming the
    file and the problem, exit status 1, and no output file.
-Plus --help, usage errors, --prefix, and reuse of an up-to-date ET+.
+Plus --help, usage errors, --prefix, and reuse of an up-to-date ET+; and
+at scale (issue #21), as link does: a summary line, a progress bar on a
+terminal only, a line per rank for small captures or with --verbose.
 """
 import gzip
 import json
@@ -30,6 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
 import chakra_test as ct  # noqa: E402
 import link_trace_gen  # noqa: E402
+from capture_builder import cut_in_half, write_many  # noqa: E402
 
 GOLDEN = os.path.join(ct.SOURCE_DIR, "..", "shared", "fixtures", "chakra-link")
 GOLDEN_WHY = ("no golden data at %s: ../shared/fixtures/chakra-link holds a real device trace, its host ET, "
@@ -339,7 +342,8 @@ class Cli(ConvertCase):
     def test_help_says_what_it_does(self):
         r = convert("--help")
         self.assert_ok(r)
-        for phrase in ("chakra_converter PyTorch", "PREFIX.R.et", "--prefix", "sync", "exit status"):
+        for phrase in ("chakra_converter PyTorch", "PREFIX.R.et", "--prefix", "sync", "exit status", "--verbose",
+                       "progress bar", "one summary"):
             self.assertIn(phrase, r.stdout)
         main = ct.run([ct.CLI, "--help"], env=ct.clean_env())
         self.assertIn("convert DIR|ET+", main.stdout)
@@ -377,6 +381,55 @@ class Cli(ConvertCase):
         self.assert_ok(r)
         self.assertNotIn("linked ->", r.stdout)
         self.assert_graph(os.path.join(self.root, "0_et", "rank.0.et"))
+
+
+class ManyRanks(ConvertCase):
+    """Issue #21: a summary at the end, a progress bar on a terminal only
+    (as test_link.py's ManyRanks, on the same generated capture)."""
+
+    NODES_PER_RANK = 22  # what one write_many rank converts to
+
+    def test_512_ranks_print_a_summary_and_per_rank_lines_with_verbose(self):
+        write_many(self.root, 512)
+        r = convert(self.root)
+        self.assert_ok(r)
+        self.assertRegex(r.stdout, r"^chakrashim convert: 512 ranks converted, 0 failed; 512 linked first; "
+                                   r"%d nodes written; [0-9.]+ s; \.et in .*0_et\n$" % (512 * self.NODES_PER_RANK))
+        self.assertEqual(r.stderr, "")  # piped: no bar
+        self.assertEqual(len(os.listdir(os.path.join(self.root, "0_et"))), 512)
+        # Again: the ET+ are reused; --verbose gives every rank its line.
+        v = convert("--verbose", self.root)
+        self.assert_ok(v)
+        lines = v.stdout.splitlines()
+        self.assertEqual(len([l for l in lines if l.startswith("rank ")]), 512, v.stdout[:2000])
+        self.assertIn("rank 411: %d nodes" % self.NODES_PER_RANK, v.stdout)
+        self.assertRegex(lines[-1], r"^chakrashim convert: 512 ranks converted, 0 failed; %d nodes written; "
+                         % (512 * self.NODES_PER_RANK))
+        q = convert("--quiet", self.root)
+        self.assert_ok(q)
+        self.assertEqual(q.stdout + q.stderr, "")
+
+    def test_a_few_ranks_still_print_a_line_each(self):
+        write_many(self.root, 3)
+        r = convert(self.root)
+        self.assert_ok(r)
+        self.assertEqual(len([l for l in r.stdout.splitlines() if l.startswith("rank ")]), 3, r.stdout)
+        self.assertIn("chakrashim convert: 3 ranks converted, 0 failed; 3 linked first", r.stdout)
+
+    def test_a_failed_rank_is_named_among_many(self):
+        write_many(self.root, 64)
+        cut_in_half(os.path.join(self.root, "0_kineto", "rank-40.json"))
+        r = convert(self.root)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertRegex(r.stdout.splitlines()[-1], r"^chakrashim convert: 63 ranks converted, 1 failed; "
+                                                    r"63 linked first; %d nodes written" % (63 * self.NODES_PER_RANK))
+        self.assertFalse([l for l in r.stdout.splitlines() if l.startswith("rank ")], r.stdout)
+        self.assertRegex(r.stderr, r"(?m)^chakrashim convert: rank 40: error: link: .*rank-40\.json")
+
+    def test_the_progress_bar_shows_on_a_terminal_only(self):
+        write_many(self.root, 64)
+        text = ct.assert_rank_bar_on_terminal_only(self, [ct.CLI, "convert", self.root], "converting", 64)
+        self.assertIn("chakrashim convert: 64 ranks converted", text)
 
 
 if __name__ == "__main__":

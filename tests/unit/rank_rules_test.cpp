@@ -240,6 +240,28 @@ TEST(PairRules, AWindowCutInsideItsFirstStepHoldsOnlyThePartialStep) {
   EXPECT_TRUE(has(out, RuleId::steps_match));
 }
 
+TEST(PairRules, FilesOfAnotherRankOrProcessAreNotOnePair) {
+  const EtFacts et = et_with(30);
+  std::vector<Finding> out;
+  PairIdentity id;
+  id.et_rank = 0;
+  id.device_rank = 0;
+  identity_rule("e.json", "d.json", id, et, device_with(et, 30), out);
+  EXPECT_TRUE(out.empty());
+  id.device_rank = 1;
+  identity_rule("e.json", "d.json", id, et, device_with(et, 30), out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].rule, RuleId::pair_mismatch);
+  EXPECT_EQ(out[0].detail, "e.json and d.json are not one rank's pair: the ET is rank 0's by its name, "
+                           "the device trace says rank 1");
+  // The overlap comes from the join: 10 of the ET's 30 rf_ids.
+  out.clear();
+  identity_rule("e.json", "d.json", PairIdentity{}, et, device_with(et, 10), out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_NE(out[0].detail.find("only 10 of the ET's 30 rf_ids are in the device trace"), std::string::npos)
+      << out[0].detail;
+}
+
 TEST(StepList, JoinsWithCommas) {
   EXPECT_EQ(step_list({}), "none");
   EXPECT_EQ(step_list({3, 4}), "3,4");

@@ -1,4 +1,5 @@
-// pair_rules() of rank_rules.h: the ET against the device trace.
+// pair_rules() and identity_rule() of rank_rules.h: the ET against the device
+// trace.
 #include <algorithm>
 #include <cstdio>
 #include <iterator>
@@ -69,6 +70,16 @@ void op_count_rule(const EtFacts& et, const DeviceFacts& device, std::vector<Fin
 }
 
 }  // namespace
+
+void identity_rule(const std::string& et_path, const std::string& device_path, PairIdentity id, const EtFacts& et,
+                   const DeviceFacts& device, std::vector<Finding>& out) {
+  const auto& rf_ids = et.op_rf_ids();  // sorted: nodes without an rf_id (0) first
+  const auto first_rf_id = std::upper_bound(rf_ids.begin(), rf_ids.end(), std::uint64_t{0});
+  id.et_rf_ids = static_cast<std::uint64_t>(rf_ids.end() - first_rf_id);
+  id.et_rf_ids_found = device.et_ops_matched();
+  std::string line = not_one_pair(et_path, device_path, id);
+  if (!line.empty()) out.push_back({RuleId::pair_mismatch, std::move(line)});
+}
 
 void pair_rules(const EtFacts& et, const DeviceFacts& device, const std::optional<CaptureMeta>& meta,
                 const std::string& step_marker, RankFigures& figures, std::vector<Finding>& out) {

@@ -58,6 +58,7 @@ RankReport check_rank(const std::string& group, const RankFiles& files,
 
   EtFacts et(options.step_marker);
   EtSummary et_summary;
+  PairIdentity identity;  // whose files these are, for identity_rule
   if (files.host_path) {
     EtInput in{display_path(*files.host_path, options.display_root), is_gzip(*files.host_path), {}, &et_summary, &et};
     ByteStream stream(*files.host_path, progress_observer(progress));
@@ -69,6 +70,7 @@ RankReport check_rank(const std::string& group, const RankFiles& files,
       if (!et_summary.parse.ok && !stream.error().empty()) in.read_error = stream.error();
     }
     et.finish();
+    note_et(identity, *files.host_path, et_summary);
     et_rules(in, report.figures, report.findings);
   }
 
@@ -86,7 +88,10 @@ RankReport check_rank(const std::string& group, const RankFiles& files,
     in.read_error = stream.error();
   } else {
     std::istream is(&stream);
-    summary = read_device_trace(is, [&](const TraceEvent& e) { device.add(e); });
+    summary = read_device_trace(is, [&](const TraceEvent& e) {
+      note_device_event(identity, e);
+      device.add(e);
+    });
     if (!summary.parse.ok && !stream.error().empty()) in.read_error = stream.error();
   }
   scan.finish();
@@ -101,6 +106,11 @@ RankReport check_rank(const std::string& group, const RankFiles& files,
   if (summary.chakrashim) report.meta = parse_meta(*summary.chakrashim);
   device_rules(in, report.meta, report.figures, report.findings);
   if (have_et && summary.parse.ok && in.read_error.empty()) {
+    // Ahead of pair_rules: when the files are not one rank's, the join and
+    // step findings that follow are only its consequences.
+    note_device(identity, summary);
+    identity_rule(display_path(*files.host_path, options.display_root), in.path, identity, et, device,
+                  report.findings);
     pair_rules(et, device, report.meta, options.step_marker, report.figures, report.findings);
   }
   return report;

@@ -12,6 +12,7 @@
 #include "check/et_facts.h"
 #include "check/findings.h"
 #include "common/et_reader.h"
+#include "common/pair_identity.h"
 #include "common/trace_reader.h"
 
 namespace chakrashim::tools::check {
@@ -43,6 +44,13 @@ void device_rules(const DeviceInput& in, const std::optional<CaptureMeta>& meta,
 // The join and the steps; both files parsed.
 void pair_rules(const EtFacts& et, const DeviceFacts& device, const std::optional<CaptureMeta>& meta,
                 const std::string& step_marker, RankFigures& figures, std::vector<Finding>& out);
+
+// pair.mismatch: files paired by their names or folders that are clearly
+// not one rank's (another rank's or another process's; pair_identity.h).
+// `id` holds what each file said of itself; the rf_id overlap is taken from
+// the join. Paths as printed.
+void identity_rule(const std::string& et_path, const std::string& device_path, PairIdentity id, const EtFacts& et,
+                   const DeviceFacts& device, std::vector<Finding>& out);
 
 // "3,4,5" for {3,4,5}; "none" for {}.
 std::string step_list(const std::vector<std::uint64_t>& steps);

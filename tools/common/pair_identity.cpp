@@ -1,6 +1,31 @@
 #include "common/pair_identity.h"
 
+#include <filesystem>
+
+#include "chakrashim/trace_schema.h"
+#include "common/capture_scan.h"
+
 namespace chakrashim::tools {
+
+namespace s = chakrashim::schema;
+
+void note_et(PairIdentity& p, const std::string& et_path, const EtSummary& et) {
+  p.et_pid = et.pid;
+  p.et_rank = rank_from_file_name(std::filesystem::path(et_path).filename().string());
+}
+
+void note_device_event(PairIdentity& p, const TraceEvent& e) {
+  // Host ops are recorded by the process itself; GPU events carry a device's
+  // pid instead.
+  if (!p.device_pid && (e.cat == s::kCatCpuOp || e.cat == s::kCatUserAnnotation)) p.device_pid = e.pid;
+}
+
+void note_device(PairIdentity& p, const TraceSummary& device) {
+  p.device_from_chakrashim = device.chakrashim.has_value();
+  if (!device.distributed_info || !device.distributed_info->is_object()) return;
+  const auto it = device.distributed_info->find(s::kRank);
+  if (it != device.distributed_info->end() && it->is_number_unsigned()) p.device_rank = it->get<std::uint64_t>();
+}
 
 std::string pair_mismatch(const PairIdentity& p) {
   std::string why;
@@ -21,6 +46,12 @@ std::string pair_mismatch(const PairIdentity& p) {
         " rf_ids are in the device trace");
   }
   return why;
+}
+
+std::string not_one_pair(const std::string& et_path, const std::string& device_path, const PairIdentity& p) {
+  const std::string why = pair_mismatch(p);
+  if (why.empty()) return why;
+  return et_path + " and " + device_path + " are not one rank's pair: " + why;
 }
 
 }  // namespace chakrashim::tools

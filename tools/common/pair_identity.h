@@ -1,12 +1,17 @@
 // Whether a host ET and a device trace can be one rank's pair: the same
 // process wrote both (pid), they name the same rank, and the ET's ops are
-// the device trace's (rf_id overlap). Used by `link` on the two files it is
-// given, where nothing else pairs them. Pure.
+// the device trace's (rf_id overlap). `link` checks the two files it is
+// given, `check` each pair it finds or is given: nothing else would tell
+// two files of other ranks or processes from a true pair. Pure.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+
+#include "common/et_reader.h"
+#include "common/trace_event.h"
+#include "common/trace_reader.h"
 
 namespace chakrashim::tools {
 
@@ -24,6 +29,13 @@ struct PairIdentity {
   bool device_from_chakrashim = false;
 };
 
+// The facts each file gives, taken the same way by every tool that pairs
+// files (the rf_id counts are each tool's own: they come from its join).
+void note_et(PairIdentity& p, const std::string& et_path, const EtSummary& et);
+// For each device event as it streams by: the first host op gives the pid.
+void note_device_event(PairIdentity& p, const TraceEvent& e);
+void note_device(PairIdentity& p, const TraceSummary& device);
+
 // Below this many ET rf_ids the overlap says nothing either way.
 inline constexpr std::uint64_t kPairMinRfIds = 20;
 
@@ -31,5 +43,10 @@ inline constexpr std::uint64_t kPairMinRfIds = 20;
 //   pids 100 / 200 -> "the ET was written by pid 100, the device trace by pid 200"
 // Each fact is compared only when both files give it.
 std::string pair_mismatch(const PairIdentity& p);
+
+// The same verdict as one line naming both files, as link and check print it:
+//   "a/rank-0.json and b/rank-0.json are not one rank's pair: the ET was written by ..."
+// Empty when the two may be one rank's.
+std::string not_one_pair(const std::string& et_path, const std::string& device_path, const PairIdentity& p);
 
 }  // namespace chakrashim::tools

@@ -1,5 +1,6 @@
 #include "convert/convert_command.h"
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -9,6 +10,7 @@
 
 #include "common/progress.h"
 #include "common/rank_pool.h"
+#include "common/rank_totals.h"
 #include "common/usage.h"
 #include "convert/convert_runner.h"
 
@@ -35,6 +37,10 @@ constexpr const char* kUsage =
     "a JOB_linked/ folder. Each rank is linked first unless JOB_linked/rank-R.json\n"
     "exists and is newer than its inputs, then converted, ranks in parallel, into\n"
     "PREFIX.R.et: ASTRA-sim's workload prefix (--workload-configuration=PREFIX).\n"
+    "Up to 8 ranks print a line each; more print only problems, then one summary\n"
+    "line (ranks converted, nodes written, time; --verbose: a line per rank). On a\n"
+    "terminal a progress bar shows ranks done, elapsed time and rate; in logs, a\n"
+    "plain line every 10 s instead.\n"
     "\n"
     "options:\n"
     "  --input ET_PLUS     the ET+ to convert (or give it as the argument)\n"
@@ -43,6 +49,7 @@ constexpr const char* kUsage =
     "                      the capture's folders)\n"
     "  --jobs N            ranks converted at once (default: the number of cores)\n"
     "  --quiet             print errors and warnings only\n"
+    "  --verbose           with DIR: one line per rank, however many ranks\n"
     "  --log-filename F    accepted for chakra_converter's scripts; ignored\n"
     "  -h, --help          this text\n"
     "\n"
@@ -55,7 +62,7 @@ int usage_error(const std::string& why) { return tools::usage_error("convert", w
 
 struct Args {
   std::string input, output, prefix, positional;
-  bool quiet = false;
+  bool quiet = false, verbose = false;
   std::size_t jobs = default_threads();
 };
 
@@ -74,6 +81,7 @@ std::string parse(int argc, char** argv, Args& a, bool& help) {
     else if (arg == "--prefix" || arg == "--output-prefix") err = value(a.prefix);
     else if (arg == "--log-filename") err = value(text);
     else if (arg == "--quiet" || arg == "-q") a.quiet = true;
+    else if (arg == "--verbose" || arg == "-v") a.verbose = true;
     else if (arg == "--simulate") err = "--simulate (chakra_converter's debug simulation) is not supported";
     else if (arg == "--jobs") {
       err = value(text);
@@ -85,7 +93,7 @@ std::string parse(int argc, char** argv, Args& a, bool& help) {
       }
     } else if (!arg.empty() && arg[0] == '-') {
       err = unknown_option(arg, {"--input", "--output", "--prefix", "--output-prefix", "--jobs", "--quiet",
-                                 "--log-filename", "--help"});
+                                 "--verbose", "--log-filename", "--help"});
     } else if (a.positional.empty()) {
       a.positional = arg;
     } else {
@@ -99,17 +107,8 @@ std::string parse(int argc, char** argv, Args& a, bool& help) {
   return {};
 }
 
-std::uint64_t input_bytes(const std::vector<ConvertJob>& jobs) {
-  std::uint64_t total = 0;
-  std::error_code ec;
-  for (const auto& j : jobs) {
-    const auto size = std::filesystem::file_size(j.link_first ? j.link_first->host_path : j.input, ec);
-    if (!ec) total += size;
-  }
-  return total;
-}
-
-int report(const std::vector<ConvertResult>& results, const std::vector<std::string>& skipped, bool quiet,
+// `rank_lines`: every converted rank's summary line; otherwise problems only.
+int report(const std::vector<ConvertResult>& results, const std::vector<std::string>& skipped, bool rank_lines,
            bool single) {
   int status = 0;
   for (const auto& line : skipped) std::fprintf(stderr, "%s\n", line.c_str());
@@ -120,7 +119,7 @@ int report(const std::vector<ConvertResult>& results, const std::vector<std::str
       status = 1;
       // A single file's problem is the one line: "FILE: problem".
       std::fprintf(stderr, "chakrashim convert: %s\n", single ? r.error.c_str() : summary_line(r).c_str());
-    } else if (!quiet) {
+    } else if (rank_lines) {
       std::printf("%s\n", summary_line(r).c_str());
     }
   }
@@ -148,13 +147,17 @@ int run_convert_command(int argc, char** argv) {
       std::fprintf(stderr, "chakrashim convert: %s\n", plan.error.c_str());
       return 1;
     }
-    const std::uint64_t bytes = input_bytes(plan.jobs);
+    // As link does: progress in ranks, a line per rank only where it is read.
+    const auto start = std::chrono::steady_clock::now();
     std::vector<ConvertResult> results;
     {
-      Progress progress(bytes, progress_wanted(bytes), "converting");
-      results = convert_all(plan.jobs, a.jobs, progress.counter());
+      RankProgress progress(plan.jobs.size(), a.quiet ? RankProgress::Mode::none : RankProgress::mode_for_stderr(),
+                            "converting");
+      results = convert_all(plan.jobs, a.jobs, [&progress] { progress.done_one(); });
     }
-    const int status = report(results, plan.skipped, a.quiet, false);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const int status = report(results, plan.skipped, rank_lines_wanted(results.size(), a.verbose, a.quiet), false);
+    if (!a.quiet) std::printf("%s\n", totals_line(results, seconds).c_str());
     return plan.skipped.empty() ? status : 1;
   }
   if (!a.prefix.empty()) return usage_error("--prefix is for a capture folder; use --output");
@@ -163,7 +166,8 @@ int run_convert_command(int argc, char** argv) {
     return 1;
   }
   ConvertJob job{0, given, a.output.empty() ? default_output_for(given) : a.output, std::nullopt};
-  const std::uint64_t bytes = input_bytes({job});
+  const auto size = std::filesystem::file_size(given, ec);
+  const std::uint64_t bytes = ec ? 0 : size;
   ConvertResult result;
   {
     Progress progress(bytes, progress_wanted(bytes), "converting");
@@ -176,7 +180,7 @@ int run_convert_command(int argc, char** argv) {
                 static_cast<unsigned long long>(result.stats.sends),
                 static_cast<unsigned long long>(result.stats.receives), result.output.c_str(), result.seconds);
   }
-  return report({result}, {}, true, true);
+  return report({result}, {}, false, true);
 }
 
 }  // namespace chakrashim::tools::convert

@@ -11,6 +11,7 @@
 #include "common/capture_scan.h"
 #include "common/chunk_pipe.h"
 #include "common/rank_pool.h"
+#include "common/rank_totals.h"
 #include "convert/et_encoding.h"
 #include "convert/et_plus_reader.h"
 #include "convert/node_rules.h"
@@ -196,10 +197,31 @@ std::string default_output_for(const std::string& input) {
 }
 
 std::vector<ConvertResult> convert_all(const std::vector<ConvertJob>& jobs, std::size_t threads,
-                                       std::atomic<std::uint64_t>* progress) {
+                                       const std::function<void()>& on_done) {
   std::vector<ConvertResult> results(jobs.size());
-  for_each_index(jobs.size(), threads, [&](std::size_t i) { results[i] = convert_one(jobs[i], progress); });
+  for_each_index(jobs.size(), threads, [&](std::size_t i) {
+    results[i] = convert_one(jobs[i]);
+    if (on_done) on_done();
+  });
   return results;
+}
+
+std::string totals_line(const std::vector<ConvertResult>& results, double seconds) {
+  RankTotals totals{"convert", "converted", 0, 0, {}, ".et", {}};
+  std::uint64_t linked = 0, nodes = 0;
+  for (const auto& r : results) {
+    if (!r.ok) {
+      ++totals.failed;
+      continue;
+    }
+    ++totals.done;
+    linked += r.linked;  // the ET+ was made by this run, not reused
+    nodes += r.stats.written;
+    totals.add_output(r.output);
+  }
+  if (linked > 0) totals.figures.push_back(std::to_string(linked) + " linked first");
+  totals.figures.push_back(std::to_string(nodes) + " nodes written");
+  return tools::totals_line(totals, seconds);
 }
 
 std::string summary_line(const ConvertResult& r) {

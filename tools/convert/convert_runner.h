@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,8 +55,14 @@ ConvertPlan plan_convert(const std::string& dir, const std::string& prefix);
 // "linked.0.et".
 std::string default_output_for(const std::string& input);
 
+// `on_done` (may be empty) is called once per rank as it finishes, from the
+// worker thread (link_ranks' contract: RankProgress counts it).
 std::vector<ConvertResult> convert_all(const std::vector<ConvertJob>& jobs, std::size_t threads,
-                                       std::atomic<std::uint64_t>* progress = nullptr);
+                                       const std::function<void()>& on_done = {});
+
+// The end of a capture's conversion, in one line (common/rank_totals.h):
+//   "chakrashim convert: 512 ranks converted, 0 failed; 512 linked first; 9216 nodes written; 3.10 s; .et in /t/0_et"
+std::string totals_line(const std::vector<ConvertResult>& results, double seconds);
 
 // "rank 0: 18050 nodes (21 collectives, 0 sends, 0 receives), 1 dropped as dangling -> OUT (0.9 s)"
 std::string summary_line(const ConvertResult& r);

@@ -12,6 +12,7 @@
 #include "common/capture_scan.h"
 #include "common/progress.h"
 #include "common/rank_pool.h"
+#include "common/rank_totals.h"
 #include "common/usage.h"
 #include "link/link_runner.h"
 
@@ -62,9 +63,6 @@ int usage_error(const std::string& why) { return tools::usage_error("link", why)
 const std::vector<std::string_view> kOptions = {
     "--host", "--chakra-host-trace", "--device", "--chakra-device-trace", "--output", "--output-file", "--rank",
     "--output-dir", "--gzip", "--jobs", "--quiet", "--verbose", "--log-level", "--help"};
-
-// Above this many ranks, per-rank lines only with --verbose.
-constexpr std::size_t kRankLinesUpTo = 8;
 
 struct Args {
   std::string host, device, output, output_dir, dir;
@@ -163,7 +161,7 @@ int run_link_command(int argc, char** argv) {
     results = link_ranks(plan.jobs, a.jobs, [&progress] { progress.done_one(); });
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const bool rank_lines = !a.quiet && (a.verbose || results.size() <= kRankLinesUpTo);
+  const bool rank_lines = rank_lines_wanted(results.size(), a.verbose, a.quiet);
   const int status = report(results, plan.skipped, rank_lines);
   if (!a.quiet) std::printf("%s\n", totals_line(results, seconds).c_str());
   return plan.skipped.empty() ? status : 1;

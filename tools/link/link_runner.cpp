@@ -12,6 +12,7 @@
 #include "common/et_reader.h"
 #include "common/pair_identity.h"
 #include "common/rank_pool.h"
+#include "common/rank_totals.h"
 #include "common/tool_schema.h"
 #include "common/trace_reader.h"
 #include "files/publish.h"
@@ -68,8 +69,7 @@ bool read_host(const RankJob& job, std::vector<HostNode>& nodes, RankResult& out
     out.error = parse_problem(job.host_path, stream, summary.parse);
     return false;
   }
-  id.pair.et_pid = summary.pid;
-  id.pair.et_rank = rank_from_file_name(fs::path(job.host_path).filename().string());
+  note_et(id.pair, job.host_path, summary);
   if (summary.nodes != nodes.size()) {
     out.error = job.host_path + ": " + std::to_string(summary.nodes - nodes.size()) + " node(s) without an integer id";
     return false;
@@ -91,18 +91,14 @@ bool read_device(const RankJob& job, DeviceOps& device, RankResult& out, Identit
   std::istream in(&stream);
   DeviceOpsBuilder builder;
   const TraceSummary summary = read_device_trace(in, [&builder, &id](const TraceEvent& e) {
-    if (!id.pair.device_pid && (e.cat == "cpu_op" || e.cat == "user_annotation")) id.pair.device_pid = e.pid;
+    note_device_event(id.pair, e);
     builder.add(e);
   });
   if (!summary.parse.ok || !stream.ok()) {
     out.error = parse_problem(job.device_path, stream, summary.parse);
     return false;
   }
-  id.pair.device_from_chakrashim = summary.chakrashim.has_value();
-  if (summary.distributed_info && summary.distributed_info->is_object()) {
-    const auto it = summary.distributed_info->find("rank");
-    if (it != summary.distributed_info->end() && it->is_number_unsigned()) id.pair.device_rank = it->get<std::uint64_t>();
-  }
+  note_device(id.pair, summary);
   device = std::move(builder).finish();
   return true;
 }
@@ -119,10 +115,8 @@ bool same_rank(const std::vector<HostNode>& host, const DeviceOps& device, const
     ++id.pair.et_rf_ids;
     id.pair.et_rf_ids_found += std::binary_search(rf_ids.begin(), rf_ids.end(), static_cast<std::int64_t>(*n.rf_id));
   }
-  const std::string why = pair_mismatch(id.pair);
-  if (why.empty()) return true;
-  out.error = job.host_path + " and " + job.device_path + " are not one rank's pair: " + why;
-  return false;
+  out.error = not_one_pair(job.host_path, job.device_path, id.pair);
+  return out.error.empty();
 }
 
 bool write_output(const RankJob& job, const LinkPlan& plan, const DeviceOps& device, RankResult& out) {
@@ -261,27 +255,19 @@ std::vector<RankResult> link_ranks(const std::vector<RankJob>& jobs, std::size_t
 }
 
 std::string totals_line(const std::vector<RankResult>& results, double seconds) {
-  std::uint64_t linked = 0, failed = 0, gpu = 0;
-  std::vector<std::string> dirs;
+  RankTotals totals{"link", "linked", 0, 0, {}, "ET+", {}};
+  std::uint64_t gpu = 0;
   for (const auto& r : results) {
     if (!r.ok) {
-      ++failed;
+      ++totals.failed;
       continue;
     }
-    ++linked;
+    ++totals.done;
     gpu += r.stats.gpu_ops - r.stats.gpu_unlinked;
-    const std::string dir = fs::path(r.output_path).parent_path().string();
-    if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(dir);
+    totals.add_output(r.output_path);
   }
-  char time[32];
-  std::snprintf(time, sizeof time, "%.2f s", seconds);
-  std::string line = "chakrashim link: " + std::to_string(linked) + " rank" + (linked == 1 ? "" : "s") + " linked, " +
-                     std::to_string(failed) + " failed; " + std::to_string(gpu) + " GPU ops linked; " + time;
-  if (!dirs.empty()) {
-    line += "; ET+ in " + dirs[0];
-    if (dirs.size() > 1) line += " and " + std::to_string(dirs.size() - 1) + " more folder" + (dirs.size() > 2 ? "s" : "");
-  }
-  return line;
+  totals.figures.push_back(std::to_string(gpu) + " GPU ops linked");
+  return tools::totals_line(totals, seconds);
 }
 
 std::string summary_line(const RankResult& r) {
