@@ -3,11 +3,16 @@ Run again after a format change: python3 tests/fuzz/make_seeds.py
 
 Trace seeds come from tests/support/capture_builder.py, the same small
 captures the check tests start from; the pair targets (link, check) read an
-ET and a device trace split at a "====" line.
+ET and a device trace split at a "====" line. The convert target reads an
+ET+: `chakrashim link` makes it from those captures, so give the CLI
+(CHAKRASHIM_TEST_CLI=build/tools/chakrashim); without it those seeds are
+left as they are.
 """
 import json
 import os
+import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
@@ -90,6 +95,20 @@ def main():
         write("link", name, c.et_text() + SEP + c.device_text())
         write("check", name, c.et_text() + SEP + c.device_text())
         write("hta_rank_scan", name, "\x07" + c.device_text()[:400])
+    cli = os.environ.get("CHAKRASHIM_TEST_CLI", "")
+    if cli:
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, c in (("cpu", cpu), ("gpu", gpu)):
+                et, dev, out = (os.path.join(tmp, name + x) for x in (".et.json", ".dev.json", ".plus.json"))
+                for path, text in ((et, c.et_text()), (dev, c.device_text())):
+                    with open(path, "w") as f:
+                        f.write(text)
+                subprocess.run([cli, "link", "--host", et, "--device", dev, "--output", out], check=True,
+                               capture_output=True)
+                with open(out) as f:
+                    write("convert", name + ".json", f.read())
+    else:
+        print("make_seeds: CHAKRASHIM_TEST_CLI not set: the convert seeds are left as they are")
     write("hta_rank_scan", "compact", '\x01{"distributedInfo": {"rank":3}, "x": {"rank": \t 12}}')
 
     docs = [{"backend": "gloo", "rank": 0, "world_size": 2, "pg_config": [{"ranks": [0, 1]}]},

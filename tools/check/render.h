@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "check/findings.h"
+#include "common/rank_scale.h"
 
 namespace chakrashim::tools::check {
 
@@ -26,7 +27,7 @@ std::string finding_line(const RankReport& report, const Finding& finding, bool 
 std::string summary_line(const RankReport& report, bool show_group);
 // Above this many ranks the text groups ranks with the same verdict; at or
 // below it, and with `verbose`, every rank gets its summary line.
-inline constexpr std::size_t kGroupRanksAbove = 8;
+inline constexpr std::size_t kGroupRanksAbove = kRanksShownOneByOne;
 
 struct TextOptions {
   bool quiet = false;    // errors and warnings only

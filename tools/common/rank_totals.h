@@ -9,11 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "common/rank_scale.h"
+
 namespace chakrashim::tools {
 
 // Up to this many ranks, a line each; above, only with --verbose: nobody
 // reads 512 of them.
-inline constexpr std::size_t kRankLinesUpTo = 8;
+inline constexpr std::size_t kRankLinesUpTo = kRanksShownOneByOne;
 
 // Whether every rank gets its line (`quiet`: problems only, always).
 bool rank_lines_wanted(std::size_t ranks, bool verbose, bool quiet);

@@ -13,6 +13,7 @@
 #include "common/rank_pool.h"
 #include "common/rank_totals.h"
 #include "convert/et_encoding.h"
+#include "convert/et_file_writer.h"
 #include "convert/et_plus_reader.h"
 #include "convert/node_rules.h"
 #include "files/publish.h"
@@ -35,24 +36,7 @@ bool write_et(const std::string& output, const EtPlus& trace, const ChakraGraph&
     error = made.error;
     return false;
   }
-  const auto produce = [&](files::ByteSink& sink) {
-    EtRecordWriter writer(sink);
-    writer.metadata(trace.meta);
-    for (const ChakraNode& c : graph.nodes) {
-      const EtPlusNode& n = trace.nodes[c.index];
-      HeadFields head;
-      head.id = n.id;
-      head.name = n.name;
-      head.kind = c.kind;
-      head.ctrl_dep = c.ctrl_dep;
-      head.data_deps = &c.data_deps;
-      // int(exclusive_dur), zeroed for Optimizer.step as the converter does.
-      head.duration_micros = zero_duration_name(n.name) ? 0 : static_cast<std::uint64_t>(n.exclusive_dur);
-      const std::string encoded = encoder.head(head);
-      writer.record({encoded, n.tail, c.comm});
-    }
-    return writer.flush();
-  };
+  const auto produce = [&](files::ByteSink& sink) { return write_chakra_et(sink, trace, graph, encoder); };
   // Like chakra_converter, an existing output is replaced.
   const auto published = files::publish_file(output, produce, nullptr, true);
   if (!published.ok) error = published.error;

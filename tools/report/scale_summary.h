@@ -12,12 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "common/rank_scale.h"
 #include "report/report_runner.h"
 
 namespace chakrashim::tools::report {
 
 // Above this many ranks a report leads with the summary (text and page).
-inline constexpr std::size_t kSummaryAboveRanks = 8;
+inline constexpr std::size_t kSummaryAboveRanks = kRanksShownOneByOne;
 // A rank stands out when one of its steps took this share more than that
 // step's median over ranks.
 inline constexpr double kSlowShare = 0.10;

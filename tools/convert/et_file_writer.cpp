@@ -1,0 +1,27 @@
+#include "convert/et_file_writer.h"
+
+#include "convert/node_rules.h"
+
+namespace chakrashim::tools::convert {
+
+bool write_chakra_et(files::ByteSink& sink, const EtPlus& trace, const ChakraGraph& graph,
+                     NodeEncoder& encoder) {
+  EtRecordWriter writer(sink);
+  writer.metadata(trace.meta);
+  for (const ChakraNode& c : graph.nodes) {
+    const EtPlusNode& n = trace.nodes[c.index];
+    HeadFields head;
+    head.id = n.id;
+    head.name = n.name;
+    head.kind = c.kind;
+    head.ctrl_dep = c.ctrl_dep;
+    head.data_deps = &c.data_deps;
+    // int(exclusive_dur), zeroed for Optimizer.step as the converter does.
+    head.duration_micros = zero_duration_name(n.name) ? 0 : static_cast<std::uint64_t>(n.exclusive_dur);
+    const std::string encoded = encoder.head(head);
+    writer.record({encoded, n.tail, c.comm});
+  }
+  return writer.flush();
+}
+
+}  // namespace chakrashim::tools::convert
