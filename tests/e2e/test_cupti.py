@@ -261,6 +261,44 @@ class GpuPathWithTheDouble(CaptureCase):
         self.assertEqual(s["flushes"], 0, "no flush under the profiler")
         self.assertEqual(s["enabled_at_exit"], [], "our kinds are off once the profiler stopped")
 
+    def test_a_torch_profiler_started_in_the_window_then_a_signal_or_the_cap_ends_it(self):
+        # Item 10 on the other ways a window ends: the profiler starts at
+        # step 3 of the window 2..8, and before step 3's first op, so
+        # before any step boundary could notice the profiler, the job gets
+        # SIGTERM (its handler stops the profiler and exits 7), or runs
+        # 10000 ops that reach CHAKRA_MAX_MEMORY (about 5700 do). Our stop
+        # used to disable every kind and flush under the profiler. (An
+        # exit with the profiler still running crashes torch itself.)
+        for then, rc, reason, settings, still_on in (
+                ("sigterm", 7, "signal:SIGTERM", {}, True),
+                ("burst", 0, "memory_cap", dict(CHAKRA_MAX_MEMORY="2M"), False)):
+            with self.subTest(then=then):
+                self.trace_dir = os.path.join(os.path.dirname(self.trace_dir), "traces-" + then)
+                for p in glob.glob(os.path.join(os.path.dirname(self.trace_dir), "fake-*.json")):
+                    os.unlink(p)
+                r = self.run_fake("profiled.py", (12, 3, 5, then), CHAKRA_END_STEP=8, **settings)
+                self.assert_ran(r, rc)
+                if then == "sigterm":
+                    self.assertIn("job got SIGTERM", r.stdout)
+                cap = Capture(self.trace_dir)
+                self.assertEqual(cap.meta["steps"]["reason"], reason)
+                self.assertEqual(cap.meta["steps"]["captured"], [2])
+                self.assertEqual(cap.meta["device_trace"]["cupti"], "profiler_active")
+                self.assertFalse([e for e in cap.events if e.get("cat") in GPU_CATS + LAUNCH_CATS])
+                lines = [l for l in r.stderr.splitlines()
+                         if "started torch.profiler in the capture window" in l]
+                self.assertEqual(len(lines), 1, r.stderr)
+                s = next(iter(stats(self.stats_glob.replace("%p", "*")).values()))
+                self.assertGreater(s["enables"], 0)
+                self.assertEqual(s["flushes"], 0, "no flush under the profiler")
+                if still_on:
+                    # The job ended with no step boundary after its
+                    # profiler stopped: nothing of ours disabled the kinds.
+                    self.assertNotEqual(s["enabled_at_exit"], [], "a disable under the profiler")
+                else:
+                    self.assertEqual(s["enabled_at_exit"], [], "our kinds are off once it stopped")
+                self.assert_check_passes()
+
     @unittest.skipIf("thread" in os.environ.get("CHAKRASHIM_TEST_SANITIZE", ""),
                      "TSan does not support threads after fork")
     def test_children_never_enable_cupti(self):

@@ -95,6 +95,18 @@ class ForkedChildren(CaptureCase):
         self.assert_check_passes()
         self.assert_each_node_once(Capture(self.trace_dir))
 
+    # The same with the default recorder (CHAKRA_ET_RECORDER=native): its
+    # own per-thread chunks and writer are what a fork can catch mid-op.
+    def test_workers_forked_while_a_thread_runs_ops_never_block_native_recorder(self):
+        r = run_job("fork_with_thread.py", [50],
+                    job_env(self.trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=100000,
+                            CHAKRA_ET_RECORDER=None),
+                    timeout=600)
+        self.assert_ran(r)
+        self.assertIn("done 50 epochs 100 steps", r.stdout)
+        self.assert_check_passes()
+        self.assert_each_node_once(Capture(self.trace_dir))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -168,6 +168,38 @@ class Signals(CaptureCase):
         self.assertEqual(rc, -signal.SIGTERM, err)
         self.assert_partial_capture("signal:SIGTERM")
 
+    def test_sigterm_as_the_window_closes_normally_ends_the_job_with_final_files(self):
+        # Item 7: the window closes at END_STEP's optimizer step (the
+        # writer starts) and the job sends itself SIGTERM right after, at
+        # small varying delays, so that it lands before, during and after
+        # the relay's watcher wakes for the normal stop. Without the shim
+        # the job dies at once; with it, it dies of the same SIGTERM once
+        # the files are written. The watcher used to wait its whole grace
+        # period (2 s) for a finalize that a closed window never does,
+        # while the job trained on.
+        for run, delay_us in enumerate((0, 0, 0, 20, 50, 100, 200, 500, 1000, 3000)):
+            with self.subTest(run=run, delay_us=delay_us):
+                self.trace_dir = os.path.join(os.path.dirname(self.trace_dir), f"traces-{run}")
+                proc = self.start("--kill-self-at", "5", "--kill-delay-us", str(delay_us),
+                                  CHAKRA_END_STEP=5)
+                killed_at = None
+                for line in proc.stdout:
+                    if line.startswith("kill at "):
+                        killed_at = float(line.split()[2])
+                        break
+                self.assertIsNotNone(killed_at, "the job never reached its kill")
+                rc, out, err = self.finish(proc)
+                lag = time.monotonic() - killed_at
+                self.assertEqual(rc, -signal.SIGTERM, err)
+                self.assertNotIn("finished", out)
+                self.assertLess(lag, 1.5, f"SIGTERM took {lag:.2f} s to end the job")
+                cap = Capture(self.trace_dir)
+                self.assertEqual(cap.meta["steps"]["reason"], "end_step")
+                self.assertEqual(cap.meta["steps"]["captured"], [2, 3, 4, 5])
+                self.assertEqual(cap.device_steps(), [2, 3, 4, 5])
+                self.assertEqual(cap.et_steps(), [2, 3, 4, 5])
+                self.assert_check_passes()
+
     def test_the_jobs_own_flush_signal_handler_runs_after_the_flush(self):
         # Lightning requeues a Slurm job from its SIGUSR1 handler; ours used
         # to take the signal and never pass it on.
@@ -213,8 +245,12 @@ class ExceptionsOfTheJobsHandlers(CaptureCase):
     """Item 11: chakrashim ran Python on the stepping thread at step
     boundaries and cleared any error there, so an exception that the job's
     signal handler raised inside that Python was erased (about 30% of them
-    in this job, on the code before the fix). Now no Python of ours runs on
-    a thread of the job's."""
+    in this job, on the code before the fix). It then still registered its
+    optimizer step hooks from a Python pending call, on the main thread
+    (6 to 8 frames of ours there per run). Now no Python of ours runs on a
+    thread of the job's: the job's profiler sees none on its main thread,
+    and its handler, which also raises inside frames of ours, loses
+    nothing."""
 
     def test_every_exception_the_jobs_handler_raises_reaches_the_job(self):
         # The window closes at step 400 and its files are written while the
@@ -226,11 +262,14 @@ class ExceptionsOfTheJobsHandlers(CaptureCase):
         steps = 300 if SANITIZE else 1500
         r = run_job("timer_exceptions.py", [steps],
                     job_env(self.trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=steps // 4,
-                            CHAKRA_EXIT_TIMEOUT=240), timeout=400)
+                            CHAKRA_EXIT_TIMEOUT=240, CHAKRA_LOG_LEVEL="debug"), timeout=400)
         self.assert_ran(r)
-        raised, caught = (int(x) for x in r.stdout.split()[1::2])
+        raised, caught, ours = (int(x) for x in r.stdout.split()[1::2])
         self.assertGreater(raised, 50)
         self.assertEqual(raised, caught, r.stdout)
+        self.assertEqual(ours, 0, "frames of chakrashim's Python ran on the job's main thread")
+        self.assertIn("steps are counted by torch.optim's step hooks", r.stderr,
+                      "the hooks were registered (from a thread of ours)")
         self.assert_check_passes()
 
 

@@ -150,7 +150,11 @@ void Capture::on_hook_step_end() {
   if (dead() || rf_counting_.load()) return;
   markers_seen_.fetch_add(1, std::memory_order_relaxed);
   CaptureLock lock(mutex_);
-  if (!window_ || exiting_.load() || window_done_ || rf_counting_.load()) return;
+  if (!window_ || exiting_.load()) return;
+  // A window that a signal or the memory cap ended while the job's
+  // profiler ran: the steps after it are counted here.
+  release_cupti_if_profiler_stopped();
+  if (window_done_ || rf_counting_.load()) return;
   stepping_tid_.store(os_tid(), std::memory_order_relaxed);
   // Not armed (the step callback would count otherwise): no op-span
   // callback, so the boundary acts now, inside the Optimizer.step record.
@@ -180,12 +184,7 @@ void Capture::note_backward() {
 void Capture::step_end_locked(const at::RecordFunction& fn) {
   CaptureLock lock(mutex_);
   if (!window_ || exiting_.load()) return;
-  // A window stood back for the job's torch.profiler (see apply): once it
-  // stopped, the kinds we enabled are switched off. One check per step.
-  if (cupti_release_pending_ && !torch_profiler_running()) {
-    collector::Collector::instance().release_after_stand_back();
-    cupti_release_pending_ = false;
-  }
+  release_cupti_if_profiler_stopped();
   if (window_done_) return;
   stepping_tid_.store(os_tid(), std::memory_order_relaxed);
   const window::Boundary b = window_->step_ended();
@@ -289,6 +288,16 @@ void Capture::on_distributed_answer(const std::string& json) {
   if (et_recording_.load() && et_generation_.load() == generation) pg_node_written_.store(true);
 }
 
+void Capture::release_cupti_if_profiler_stopped() {
+  // One check per step, whichever counts it (the step callback or the
+  // optimizer hooks): without it a window ended by a signal or the cap
+  // would leave our kinds on for the rest of the job.
+  if (cupti_release_pending_ && !torch_profiler_running()) {
+    collector::Collector::instance().release_after_stand_back();
+    cupti_release_pending_ = false;
+  }
+}
+
 void Capture::stand_back_if_profiler_started() {
   if (!cupti_started_ || !torch_profiler_running()) return;
   collector::Collector::instance().stand_back();
@@ -382,8 +391,15 @@ void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> par
   armed_ = false;
   window_done_ = true;
   // The relay's watcher restores the job's dispositions and delivers what
-  // was recorded, once the files are written.
-  signals_.stop();
+  // was recorded, once the files are written. Told last, at scope exit,
+  // once the writer runs: told here, it waited for a writer not yet
+  // started, put SIGTERM's default back while the files were still being
+  // made, and a SIGTERM that the job got right after its last window step
+  // killed it with both files left .partial.
+  struct StopRelayAtEnd {
+    SignalRelay& relay;
+    ~StopRelayAtEnd() { relay.stop(); }
+  } stop_relay_at_end{signals_};
   keeping_.store(false, std::memory_order_release);
   et_recording_.store(false);
   et_generation_.fetch_add(1);
@@ -613,6 +629,12 @@ void Capture::start_device_collection() {
 }
 
 DeviceCapture Capture::stop_device_collection() {
+  // Every way a window ends comes here (its end step, a signal, the memory
+  // cap, exit): a torch.profiler that the job started since the last step
+  // boundary shares CUPTI with us now, and a disable and flush would pull
+  // its activity kinds and buffers from under it. Only the end step's
+  // boundary used to ask.
+  stand_back_if_profiler_started();
   if (!cupti_started_) return DeviceCapture{};
   cupti_started_ = false;
   // Bounded: a device stuck in a collective must not keep the job from

@@ -135,14 +135,19 @@ class Capture {
   // torch.distributed's state, and writes the ET's "## process_group:init ##"
   // node once a group exists while the ET records.
   void on_distributed_answer(const std::string& json);
-  // At a boundary inside the window: the job's torch.profiler took CUPTI
-  // over since arm; stand back (the device trace becomes host-only).
+  // At a boundary inside the window, and at every window's end: the job's
+  // torch.profiler took CUPTI over since arm; stand back (the device trace
+  // becomes host-only).
   void stand_back_if_profiler_started();
+  // At each step end, in or after the window (mutex_ held): once the
+  // profiler we stood back for stopped, the kinds we enabled go off.
+  void release_cupti_if_profiler_stopped();
   void warn_if_never_armed();
   // At arm: CUPTI activity collection, unless there is no CUDA, the job's
   // own torch.profiler runs, or CUPTI refuses (then the trace is host-only).
   void start_device_collection();
-  // At disarm: the window's GPU records (empty unless collection started).
+  // At disarm, whatever ended the window: the window's GPU records (empty
+  // unless collection started, or after standing back for the profiler).
   DeviceCapture stop_device_collection();
   // Waits for the background writer within CHAKRA_EXIT_TIMEOUT; one line if not.
   void wait_for_writer();

@@ -1,7 +1,11 @@
 #include "bridge/optimizer_hooks.h"
 
+#include <errno.h>
+#include <time.h>
+
 #include <chrono>
 #include <thread>
+#include <tuple>
 
 #include "bridge/bridge_log.h"
 #include "bridge/python_api.h"
@@ -19,21 +23,24 @@ OptimizerHooks* g_hooks = nullptr;
 constexpr std::chrono::milliseconds kTimerPeriod{250};
 constexpr int kTimerTries = 240;  // 60 s
 
-// Registers our two builtins as torch.optim's global step hooks, the post
-// hook first (alone, it still counts steps), each only if not already
-// there (a try cut short by the job's signal handler is tried again).
-// Never imports anything: without a torch.optim already imported, `ok`
-// stays False and we try later.
-constexpr const char* kRegister = R"PY(
+// Finds torch.optim's global step-hook dicts and the keys that torch's
+// register_optimizer_step_*_hook would give our two builtins (None where
+// one is in already, after a partial try). Never imports anything: without
+// a torch.optim already imported, `ok` stays False and we try later. The
+// dicts are filled from C (try_register), not here: between bytecodes
+// another thread may take the GIL and open an optimizer step.
+constexpr const char* kFind = R"PY(
 import sys as _sys
 ok = False
 _o = _sys.modules.get("torch.optim.optimizer")
-if (_o is not None and hasattr(_o, "register_optimizer_step_post_hook")
+_h = getattr(_sys.modules.get("torch.utils.hooks"), "RemovableHandle", None)
+_pre_hooks = getattr(_o, "_global_optimizer_pre_hooks", None)
+_post_hooks = getattr(_o, "_global_optimizer_post_hooks", None)
+if (_h is not None and isinstance(_pre_hooks, dict) and isinstance(_post_hooks, dict)
+        and hasattr(_o, "register_optimizer_step_post_hook")
         and hasattr(_o, "register_optimizer_step_pre_hook")):
-    if _post not in getattr(_o, "_global_optimizer_post_hooks", {}).values():
-        _o.register_optimizer_step_post_hook(_post)
-    if _pre not in getattr(_o, "_global_optimizer_pre_hooks", {}).values():
-        _o.register_optimizer_step_pre_hook(_pre)
+    _post_key = None if any(f is _post for f in list(_post_hooks.values())) else _h(_post_hooks).id
+    _pre_key = None if any(f is _pre for f in list(_pre_hooks.values())) else _h(_pre_hooks).id
     ok = True
 )PY";
 
@@ -66,69 +73,102 @@ void OptimizerHooks::start(Callbacks callbacks) {
     return;
   }
   callbacks_ = std::move(callbacks);
-  g_hooks = this;
+  ::sem_init(&wakeup_, 0, 0);
   g_pre_def.meth = &OptimizerHooks::pre_hook;
   g_post_def.meth = &OptimizerHooks::post_hook;
-  try {
-    // Detached and short-lived: it ends once the hooks are in, after 60 s,
-    // or when the process is a forked child or exiting.
-    std::thread([this] { timer(); }).detach();
-  } catch (...) {
-  }
-}
-
-void OptimizerHooks::timer() {
-  for (int i = 0; i < kTimerTries; ++i) {
-    std::this_thread::sleep_for(kTimerPeriod);
-    if (active() || callbacks_.give_up()) return;
-    try_again();
-  }
+  g_hooks = this;
+  try_again();
 }
 
 void OptimizerHooks::try_again() {
-  if (!g_hooks || active() || scheduled_.exchange(true)) return;
-  if (python().add_pending_call(&OptimizerHooks::pending_call, this) != 0) scheduled_.store(false);
+  if (!g_hooks || active() || callbacks_.give_up()) return;
+  if (running_.exchange(true)) {
+    ::sem_post(&wakeup_);
+    return;
+  }
+  try {
+    // Detached and short-lived: it ends once the hooks are in, after 60 s,
+    // or when the process is a forked child or exiting. It may be waiting
+    // for the GIL when the process exits, and exit must never wait for it.
+    std::thread([this] { registrar(); }).detach();
+  } catch (...) {
+    running_.store(false);
+  }
 }
 
-int OptimizerHooks::pending_call(void* self) {
-  // Python's main thread, between bytecodes, with the GIL.
-  auto* hooks = static_cast<OptimizerHooks*>(self);
-  hooks->scheduled_.store(false);
-  if (hooks->active() || hooks->callbacks_.give_up()) return 0;
-  // An optimizer step iterating over the hooks' dicts right now (on any
-  // thread) must not see them change: wait for the next step end.
-  if (!hooks->callbacks_.no_step_open()) return 0;
-  const PythonApi& py = python();
-  static void* code = py.compile(kRegister, "<chakrashim optimizer hooks>", PythonApi::kFileInput);
-  if (!code) {
-    py.err_clear();  // our own code failed to compile: not the job's
-    return 0;
+void OptimizerHooks::registrar() {
+  for (int i = 0; i < kTimerTries; ++i) {
+    timespec until{};
+    ::clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += std::chrono::nanoseconds(kTimerPeriod).count();
+    until.tv_sec += until.tv_nsec / 1000000000L;
+    until.tv_nsec %= 1000000000L;
+    while (::sem_timedwait(&wakeup_, &until) != 0 && errno == EINTR) {
+    }
+    if (active() || callbacks_.give_up()) break;
+    if (try_register()) break;
   }
-  // One object each for the life of the process (what torch's dicts hold).
+  // A try_again that saw this thread alive and only woke it is lost; the
+  // next step end starts another thread.
+  running_.store(false);
+}
+
+bool OptimizerHooks::try_register() {
+  const PythonApi& py = python();
+  // A thread that asks for the GIL while Python finalizes is ended or
+  // parked by CPython: never ask then.
+  if (!py.is_initialized() || (py.is_finalizing && py.is_finalizing())) return false;
+  // An optimizer step iterating over the hooks' dicts right now (on any
+  // thread) must not see them change: try again later. Asked first without
+  // the GIL, so that a step in progress costs the job nothing.
+  if (!callbacks_.no_step_open()) return false;
+  const int gil = py.gil_ensure();
+  // Compiled once, kept for the life of the process. One object each for
+  // the builtins (what torch's dicts hold).
+  static void* code = py.compile(kFind, "<chakrashim optimizer hooks>", PythonApi::kFileInput);
   static void* pre = py.cfunction_new(&g_pre_def, nullptr, nullptr);
   static void* post = py.cfunction_new(&g_post_def, nullptr, nullptr);
-  void* globals = py.dict_new();
-  int status = 0;
-  if (globals && pre && post && py.dict_set(globals, "_pre", pre) == 0 &&
-      py.dict_set(globals, "_post", post) == 0) {
+  void* globals = (code && pre && post) ? py.dict_new() : nullptr;
+  bool done = false;
+  if (globals && py.dict_set(globals, "_pre", pre) == 0 && py.dict_set(globals, "_post", post) == 0) {
     if (void* r = py.eval_code(code, globals, globals)) {
       py.dec_ref(r);
-      void* ok = py.dict_get(globals, "ok");  // borrowed
-      if (ok && py.is_true(ok) == 1) {
-        hooks->active_.store(true, std::memory_order_release);
-        hooks->callbacks_.registered();
+      void* ok = py.dict_get(globals, "ok");  // borrowed, as the rest
+      // Checked again, since the code above may have let another thread
+      // run. From here to the insert no bytecode runs, so this thread keeps
+      // the GIL, which the dicts are iterated under, only inside an open
+      // step: a step that opens from now on reaches its hooks after ours
+      // are in.
+      if (ok && py.is_true(ok) == 1 && callbacks_.no_step_open()) {
+        bool in = true;
+        for (auto [dict, key, fn] : {std::tuple{"_post_hooks", "_post_key", post},
+                                     std::tuple{"_pre_hooks", "_pre_key", pre}}) {
+          void* d = py.dict_get(globals, dict);
+          void* k = py.dict_get(globals, key);
+          if (!d || !k) {
+            in = false;
+          } else if (k != py.none && py.set_item(d, k, fn) != 0) {
+            in = false;
+          }
+        }
+        if (in) {
+          active_.store(true, std::memory_order_release);
+          // Still under the GIL, so that no thread runs a step's Python
+          // between the insert and the switch of counters. (A marker whose
+          // record starts in these few microseconds on a thread that
+          // released the GIL inside that op would be counted by both.)
+          callbacks_.registered();
+          done = true;
+        }
       }
-    } else {
-      // Only the job's own signal handler can raise in these few lines
-      // (pending calls run on the main thread): its exception goes on into
-      // the job, exactly where it would have surfaced.
-      status = -1;
     }
-  } else if (py.err_occurred()) {
-    py.err_clear();
   }
+  // On our own thread an error is ours (signal handlers run on the main
+  // thread only): cleared.
+  if (py.err_occurred()) py.err_clear();
   if (globals) py.dec_ref(globals);
-  return status;
+  py.gil_release(gil);
+  return done;
 }
 
 }  // namespace chakrashim::bridge

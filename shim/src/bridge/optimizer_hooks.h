@@ -14,11 +14,16 @@
 // Registration needs torch.optim, which torch imports at the end of its own
 // import (our bridge attaches in the middle of it), and it must never insert
 // into the hooks' dicts while an optimizer step iterates over them. So it is
-// tried from a Python pending call (the main thread, between bytecodes, with
-// the GIL), only while no optimizer step is open on any thread, asked for by
-// a short-lived timer thread every 250 ms after attach (at most 60 s) and
-// at each outermost step end.
+// tried on a short-lived thread of ours (never on the job's threads: a
+// signal handler of the job's runs only on the main thread, and an
+// exception it raised inside Python of ours would land there, or be lost),
+// every 250 ms after attach (for at most 60 s) and at each outermost step
+// end, only while no optimizer step is open on any thread. It takes the
+// GIL; the dicts are filled from C right after a last check, with no
+// bytecode in between (no other thread can open a step meanwhile).
 #pragma once
+
+#include <semaphore.h>
 
 #include <atomic>
 #include <functional>
@@ -41,21 +46,25 @@ class OptimizerHooks {
 
   // Starts trying to register; returns at once. Once per process.
   void start(Callbacks callbacks);
-  // Asks for another try now (an outermost step just ended).
+  // Asks for another try now (an outermost step just ended): wakes the
+  // registering thread, or starts one if the last gave up. Never blocks.
   void try_again();
   bool active() const { return active_.load(std::memory_order_acquire); }
 
  private:
-  static int pending_call(void* self);
   static void* pre_hook(void* self, void* args);
   static void* post_hook(void* self, void* args);
-  void try_register();
-  void timer();
+  // On the registering thread, holding no lock of ours: one try, with the
+  // GIL. True once the hooks are in.
+  bool try_register();
+  // The registering thread: tries every 250 ms and when woken, for 60 s.
+  void registrar();
 
   Callbacks callbacks_;
   std::atomic<bool> started_{false};
   std::atomic<bool> active_{false};
-  std::atomic<bool> scheduled_{false};
+  std::atomic<bool> running_{false};  // a registering thread is alive
+  sem_t wakeup_;                      // try_again's wake-up (sem_post never blocks)
 };
 
 }  // namespace chakrashim::bridge

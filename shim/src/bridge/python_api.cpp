@@ -19,10 +19,10 @@ PythonApi load() {
   bind(a.is_initialized, "Py_IsInitialized");
   bind(a.is_finalizing, "Py_IsFinalizing");
   if (!a.is_finalizing) bind(a.is_finalizing, "_Py_IsFinalizing");
-  bind(a.add_pending_call, "Py_AddPendingCall");
   bind(a.dict_new, "PyDict_New");
   bind(a.dict_get, "PyDict_GetItemString");
   bind(a.dict_set, "PyDict_SetItemString");
+  bind(a.set_item, "PyObject_SetItem");
   bind(a.compile, "Py_CompileString");
   bind(a.eval_code, "PyEval_EvalCode");
   bind(a.as_utf8, "PyUnicode_AsUTF8");
@@ -39,8 +39,8 @@ PythonApi load() {
 }  // namespace
 
 bool PythonApi::usable() const {
-  return gil_ensure && gil_release && gil_check && is_initialized && add_pending_call && dict_new &&
-         dict_get && dict_set && compile && eval_code && as_utf8 && is_true && cfunction_new &&
+  return gil_ensure && gil_release && gil_check && is_initialized && dict_new &&
+         dict_get && dict_set && set_item && compile && eval_code && as_utf8 && is_true && cfunction_new &&
          inc_ref && dec_ref && err_clear && err_occurred && none;
 }
 

@@ -25,10 +25,10 @@ struct PythonApi {
   int (*gil_check)() = nullptr;                                // PyGILState_Check
   int (*is_initialized)() = nullptr;                           // Py_IsInitialized
   int (*is_finalizing)() = nullptr;  // Py_IsFinalizing (3.13) / _Py_IsFinalizing
-  int (*add_pending_call)(int (*)(void*), void*) = nullptr;    // Py_AddPendingCall
   Obj (*dict_new)() = nullptr;                                 // PyDict_New
   Obj (*dict_get)(Obj, const char*) = nullptr;                 // PyDict_GetItemString
   int (*dict_set)(Obj, const char*, Obj) = nullptr;            // PyDict_SetItemString
+  int (*set_item)(Obj, Obj, Obj) = nullptr;                    // PyObject_SetItem
   Obj (*compile)(const char*, const char*, int) = nullptr;     // Py_CompileString
   Obj (*eval_code)(Obj, Obj, Obj) = nullptr;                   // PyEval_EvalCode
   const char* (*as_utf8)(Obj) = nullptr;                       // PyUnicode_AsUTF8

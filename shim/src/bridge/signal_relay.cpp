@@ -169,6 +169,9 @@ void SignalRelay::stop() {
     if (!in_window_) return;
     stop_requested_ = true;
   }
+  // The watcher may be waiting out the grace period for a signal recorded
+  // just before this normal end: no finalize will come now.
+  cv_.notify_all();
   ::sem_post(&wakeup_);
 }
 
@@ -205,18 +208,24 @@ void SignalRelay::watch() {
     }
     std::unique_lock<std::mutex> lock(mutex_);
     if (!in_window_) continue;
-    if (pending_.load() != 0 && !finalized_) {
+    // The window ended normally (stop) with no finalize under way: a
+    // signal recorded just before is delivered by close_now below, once
+    // the files are written. Waiting out the grace period for a finalize
+    // that a closed window never runs let the job train on for 2 s after
+    // its SIGTERM.
+    const auto closed_normally = [&] { return stop_requested_ && !finalize_started_; };
+    if (pending_.load() != 0 && !finalized_ && !closed_normally()) {
       // The stepping thread finalizes at its next op; give it the grace
       // period, then do it here (it is blocked outside torch ops).
-      cv_.wait_for(lock, grace_, [&] { return finalized_; });
-      if (!finalized_) {
+      cv_.wait_for(lock, grace_, [&] { return finalized_ || closed_normally(); });
+      if (!finalized_ && !closed_normally()) {
         lock.unlock();
         finalize_once(first_.load());
         lock.lock();
       }
       // A finalize that the stepping thread is still running: it is bounded
       // by CHAKRA_EXIT_TIMEOUT.
-      cv_.wait(lock, [&] { return finalized_; });
+      cv_.wait(lock, [&] { return finalized_ || closed_normally(); });
     }
     if (finalized_ || stop_requested_) {
       lock.unlock();

@@ -58,7 +58,10 @@ class SignalRelay {
   bool start(std::chrono::milliseconds grace, std::function<void(int)> finalize,
              std::function<void()> wait_for_files);
   // The window ended (any reason). Never blocks: the watcher restores the
-  // dispositions and delivers what was recorded.
+  // dispositions and delivers what was recorded, at once after
+  // wait_for_files(), so it must be called only once the window's writer
+  // runs. A signal recorded just before is delivered then, not after the
+  // grace period.
   void stop();
 
   // A signal is recorded and not yet handled: one relaxed load, for every op.

@@ -2,6 +2,7 @@
 
   python signal_target.py STEPS [--handler before|after] [--block]
                                 [--catch-int] [--usr1 before-torch|after-torch]
+                                [--kill-self-at N [--kill-delay-us D]]
 
 Prints "step N" (flushed) after each optimizer step so the test knows where
 it is. --handler installs a Python SIGTERM handler that prints and exits 7,
@@ -12,7 +13,12 @@ on I/O would: the capture must still be finalized and the signal honoured.
 Ctrl-C again to quit"); the second one ends the job.
 --usr1 installs a SIGUSR1 handler of the job's own (as Lightning does for
 Slurm requeues) before or after importing torch; it prints "job got USR1".
+--kill-self-at sends SIGTERM to the job itself D microseconds (busy-waited,
+0 by default) after step N's optimizer step returned, and prints
+"kill at T" (time.monotonic()) just before; the job then trains on. With
+N the window's END_STEP, the signal lands while the window closes normally.
 """
+import os
 import signal
 import sys
 import time
@@ -22,6 +28,9 @@ handler_when = sys.argv[sys.argv.index("--handler") + 1] if "--handler" in sys.a
 usr1_when = sys.argv[sys.argv.index("--usr1") + 1] if "--usr1" in sys.argv else None
 block = "--block" in sys.argv
 catch_int = "--catch-int" in sys.argv
+kill_at = int(sys.argv[sys.argv.index("--kill-self-at") + 1]) if "--kill-self-at" in sys.argv else None
+kill_delay_us = (int(sys.argv[sys.argv.index("--kill-delay-us") + 1])
+                 if "--kill-delay-us" in sys.argv else 0)
 
 
 def on_term(sig, frame):
@@ -52,6 +61,14 @@ while step < steps:
         opt.zero_grad()
         loss.backward()
         opt.step()
+        if step == kill_at:
+            # Busy: a sleep would let the window's writer and our watcher
+            # run first, and the point is to race them.
+            until = time.perf_counter() + kill_delay_us / 1e6
+            while time.perf_counter() < until:
+                pass
+            print(f"kill at {time.monotonic()}", flush=True)
+            os.kill(os.getpid(), signal.SIGTERM)
         print(f"step {step}", flush=True)
         if handler_when == "after" and step == 3:
             signal.signal(signal.SIGTERM, on_term)

@@ -2,16 +2,30 @@
 and catches each one in its training loop: every exception the handler
 raised must reach the job. chakrashim used to run Python on the stepping
 thread at step boundaries and clear any error there, which erased the ones
-that landed inside its query.
+that landed inside its query; later it registered its optimizer step hooks
+from a Python pending call, which also ran its Python on the main thread.
 
   python timer_exceptions.py STEPS
 
-Prints "raised R caught C"; they must be equal.
+Prints "raised R caught C ours O": R must equal C, and O counts the Python
+frames of chakrashim's (code named "<chakrashim ...>") that ever ran on
+this, the job's main thread, seen by cProfile's profiler enabled before
+torch is imported. The handler also raises when it interrupts a frame of
+ours: on the main thread, that exception could only surface wherever our
+code happened to run, or be cleared by it.
 """
+import _lsprof
 import signal
 import sys
 
-import torch
+# Before torch: chakrashim attaches during `import torch` and may run code
+# of its own from then on. cProfile's C profiler: a profile function
+# written in Python would hide the frames that start while it runs, and a
+# pending call may run just there.
+profiler = _lsprof.Profiler()
+profiler.enable()
+
+import torch  # noqa: E402
 
 steps = int(sys.argv[1])
 
@@ -25,10 +39,10 @@ raised = 0
 
 def on_alarm(sig, frame):
     # Only where an exception is safe to take: in this file's own work (not
-    # the loop's frame, where it could land between its try blocks), or in
-    # Python run from a string on this thread (what a tool injects). Never
-    # inside torch's or the standard library's Python, whose state an
-    # exception at an arbitrary bytecode can break.
+    # the loop's frame, where it could land between its try blocks), in
+    # Python run from a string on this thread (what a tool injects), or in
+    # Python of chakrashim's. Never inside torch's or the standard library's
+    # Python, whose state an exception at an arbitrary bytecode can break.
     global raised
     # A tick inside this handler (Python runs a handler again between its
     # own bytecodes) would raise between `raised += 1` and `raise`: counted
@@ -39,7 +53,8 @@ def on_alarm(sig, frame):
     # exec-made helpers are functions, never a <module>).
     code = frame.f_code
     from_string = code.co_filename == "<string>" and code.co_name == "<module>"
-    if code.co_filename != __file__ and not from_string:
+    from_us = code.co_filename.startswith("<chakrashim")
+    if code.co_filename != __file__ and not from_string and not from_us:
         return
     raised += 1
     raise Tick()
@@ -76,7 +91,10 @@ def main():
             caught += 1
     signal.setitimer(signal.ITIMER_REAL, 0)
     signal.signal(signal.SIGALRM, signal.SIG_IGN)
-    print(f"raised {raised} caught {caught}")
+    profiler.disable()
+    ours = sum(e.callcount for e in profiler.getstats()
+               if not isinstance(e.code, str) and e.code.co_filename.startswith("<chakrashim"))
+    print(f"raised {raised} caught {caught} ours {ours}")
 
 
 LOOP_CODE = main.__code__
