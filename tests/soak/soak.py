@@ -2,7 +2,7 @@
 each with a scenario drawn from its seed, each judged against the same job
 run without the shim under the same fault (its "twin").
 
-  soak.py [--runs N] [--seed S] [--seeds S1,S2,...] [--keep DIR] [--quiet]
+  soak.py [--runs N] [--seed S] [--seeds S1,S2,...] [--jobs N] [--keep DIR] [--quiet]
 
 Run i uses seed S+i (or the listed seeds); `--seed S --runs 1` replays a
 failure. Every failure prints its seed, its scenario and why. Exit status:
@@ -24,7 +24,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
@@ -196,14 +198,25 @@ def load_json(path):
 
 
 class Soak:
+    # Thread-safe: with --jobs N, N runs go at once on threads of the driver
+    # (each run is a child process; the threads only wait). A twin is run
+    # once per job shape, under that shape's own lock.
     def __init__(self, keep=None, quiet=False):
         self.twins = {}
+        self.twin_locks = {}
+        self.lock = threading.Lock()
         self.keep, self.quiet = keep, quiet
 
     def twin(self, s):
         """The job without the shim under the same fault (cached by job)."""
         key = (s["kind"], s["steps"], s["fault"], s["at"], s["where"], s["gap_ms"],
                s["dir_fault"] if s["dir_fault"] in ("ro", "rm") else "none", s["dir_at"])
+        with self.lock:
+            key_lock = self.twin_locks.setdefault(key, threading.Lock())
+        with key_lock:
+            return self._twin(s, key)
+
+    def _twin(self, s, key):
         if key not in self.twins:
             base = tempfile.mkdtemp(prefix="chakra-soak-twin-")
             try:
@@ -228,9 +241,10 @@ class Soak:
         """Runs scenario `s` under the shim; returns the list of failures."""
         twin = self.twin(s)
         base = tempfile.mkdtemp(prefix="chakra-soak-")
-        self._failed = False
+        fails = []
         try:
-            return self._run(s, twin, base)
+            fails = self._run(s, twin, base)
+            return fails
         finally:
             for d, subdirs, _ in os.walk(base):  # a read-only fault's folders
                 for sd in subdirs:
@@ -238,7 +252,7 @@ class Soak:
                         os.chmod(os.path.join(d, sd), 0o755)
                     except OSError:
                         pass
-            if self.keep and self._failed:  # before the tmpfs goes
+            if self.keep and fails:  # before the tmpfs goes
                 dest = os.path.join(self.keep, f"seed-{s['seed']}")
                 shutil.rmtree(dest, ignore_errors=True)
                 try:  # sockets (multiprocessing's listeners) do not copy
@@ -328,7 +342,6 @@ class Soak:
         extra += [f"abs/{f}" for f in os.listdir(outside) if f != "traces"]
         if extra:
             fails.append(f"stray files outside the trace folder: {extra}")
-        self._failed = bool(fails)
         if fails and not r.hung:
             fails.append(f"stderr (last 3000 chars):\n{r.err[-3000:]}")
         s["secs"] = r.secs
@@ -363,6 +376,9 @@ def main():
     ap.add_argument("--keep", default="", help="copy each failed run's folder into DIR/seed-S")
     ap.add_argument("--quiet", action="store_true", help="print failures and the summary only")
     ap.add_argument("--print", action="store_true", help="print the scenarios, run nothing")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="runs at once (default 1); each run's time bound is relative to its twin's, "
+                         "which runs under the same load")
     ap.add_argument("--minutes", type=float, default=0,
                     help="start no run after this many minutes (0: no limit)")
     try:
@@ -371,6 +387,9 @@ def main():
         if e.code not in (0, None):
             print("soak: see --help", file=sys.stderr)
         raise
+    if a.jobs < 1:
+        print("soak: --jobs must be at least 1; see --help", file=sys.stderr)
+        return 2
     seeds = ([int(x) for x in a.seeds.split(",") if x] if a.seeds
              else list(range(a.seed, a.seed + a.runs)))
     if a.print:
@@ -387,15 +406,8 @@ def main():
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.append(1))
     done = 0
-    for i, seed in enumerate(seeds):
-        if stop or (a.minutes and time.monotonic() - t0 > a.minutes * 60):
-            break
-        done += 1
-        s = draw(seed)
-        for k in ("kind", "fault", "folder", "dir_fault"):
-            mix.setdefault(k, {}).setdefault(s[k], 0)
-            mix[k][s[k]] += 1
-        fails = soak.run(s)
+
+    def report(i, seed, s, fails):
         if fails:
             failed.append(seed)
             groups.setdefault(signature(fails), []).append(seed)
@@ -407,6 +419,29 @@ def main():
         if a.quiet and (i + 1) % 25 == 0:
             print(f"soak: {i + 1}/{len(seeds)} runs, {len(failed)} failed, "
                   f"{time.monotonic() - t0:.0f} s", flush=True)
+
+    # Runs go --jobs at a time; results print as runs end, on this thread.
+    running, finished = {}, 0
+    with ThreadPoolExecutor(max_workers=a.jobs) as pool:
+        for seed in seeds:
+            if stop or (a.minutes and time.monotonic() - t0 > a.minutes * 60):
+                break
+            while len(running) >= a.jobs:
+                ended, _ = wait(running, return_when=FIRST_COMPLETED)
+                for f in ended:
+                    report(finished, *running.pop(f), f.result())
+                    finished += 1
+            done += 1
+            s = draw(seed)
+            for k in ("kind", "fault", "folder", "dir_fault"):
+                mix.setdefault(k, {}).setdefault(s[k], 0)
+                mix[k][s[k]] += 1
+            running[pool.submit(soak.run, s)] = (seed, s)
+        while running:
+            ended, _ = wait(running, return_when=FIRST_COMPLETED)
+            for f in ended:
+                report(finished, *running.pop(f), f.result())
+                finished += 1
     secs = time.monotonic() - t0
     print(f"soak: {done} runs, {len(failed)} failed, {secs:.0f} s"
           + (f" (stopped before {len(seeds)})" if done < len(seeds) else ""))
