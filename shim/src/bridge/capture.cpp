@@ -513,7 +513,7 @@ void Capture::at_exit() {
 }
 
 void Capture::wait_for_writer() {
-  if (!writer_.wait(config_.exit_timeout_s)) {
+  if (!writer_.wait(config_.exit_timeout_s) && !writer_late_said_.exchange(true)) {
     log_error("the trace writer did not finish within CHAKRA_EXIT_TIMEOUT=" +
               std::to_string(config_.exit_timeout_s) + " s; its files stay .partial");
   }

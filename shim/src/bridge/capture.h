@@ -207,6 +207,9 @@ class Capture {
   std::atomic<bool> keeping_{false};
   std::atomic<bool> dead_{false};
   std::atomic<bool> exiting_{false};
+  // The writer's lateness is said once: at exit both the relay's watcher
+  // (before it gives SIGTERM back) and at_exit wait for the writer.
+  std::atomic<bool> writer_late_said_{false};
   // Descriptors open on the ET file (et_observer.h), for the fork guard.
   static constexpr int kMaxEtFds = 4;
   std::atomic<int> et_fds_[kMaxEtFds] = {-1, -1, -1, -1};
