@@ -61,14 +61,14 @@ asan_only="window:test_the_schedule_2_9_1_2 window:test_a_job_that_ends_before_e
 # TSan: threads. The unit tests (the rank pools of check, link and report);
 # a capture (the stepping thread, the background writer); the signal handoff
 # (the relay's watcher, the torch.distributed watch thread, 3 gloo runs
-# instead of 20; a second SIGINT, SIGTERM as the window closes, the flush
-# signal passed on to the job's handler or outside the window); children
-# forked in mid-window, into a relative or ../ trace folder, and after a cut
-# by another thread (TSan runs them with die_after_fork=0, tests/support/chakra_test.py;
+# instead of 20; a second SIGINT; SIGTERM as the window closes, the relay's
+# stop against its watcher); children forked in mid-window, into a relative
+# trace folder (the fork guard's descriptor search), and after a cut by
+# another thread (TSan runs them with die_after_fork=0, tests/support/chakra_test.py;
 # workers forked while a thread runs ops are left out: their new threads
 # reuse ids of the parent's, which TSan reports as "dup thread"); the CUPTI
 # collector (decode thread, the double's worker thread, launches on a user
-# thread, a job's torch.profiler started in the window); steps on one thread and ops on another; the native recorder with
+# thread); steps on one thread and ops on another; the native recorder with
 # user threads.
 tsan_tests='^[A-Z]|^unit\.|^preload\.(runpath|inert)$|^e2e\.(window|signals|fork|cupti|threads_and_memory|et_recorder)$'
 tsan_only="window:test_a_plain_loop_keeps_exactly window:test_the_schedule_2_9_1_2
@@ -76,9 +76,7 @@ tsan_only="window:test_a_plain_loop_keeps_exactly window:test_the_schedule_2_9_1
   signals:test_the_flush_signal_writes_the_files signals:test_sigterm_after_the_flush_signal
   signals:test_sigterm_while_torch_distributed_is_asked signals:test_every_exception
   signals:test_sigterm_as_the_window_closes signals:test_a_second_ctrl_c
-  signals:test_the_jobs_own_flush_signal_handler signals:test_the_flush_signal_outside_the_window
-  fork:test_a_relative_trace_folder fork:test_a_trace_folder_given_through_dot_dot
-  cupti:test_a_torch_profiler_started_in_the_window_then
+  fork:test_a_relative_trace_folder
   fork:test_dataloader_workers_forked_in_mid_window fork:test_a_child_forked_after_the_memory_cap
   cupti:test_kernels_and_memcpys_are_linked cupti:test_launches_on_a_user_thread
   cupti:test_the_buffer_cap_drops cupti:test_the_flush_signal_writes_the_gpu_records
