@@ -421,27 +421,28 @@ def main():
                   f"{time.monotonic() - t0:.0f} s", flush=True)
 
     # Runs go --jobs at a time; results print as runs end, on this thread.
-    running, finished = {}, 0
+    running, finished = {}, [0]
+
+    def drain(limit):
+        """Reports the runs that end, until fewer than `limit` still run."""
+        while running and len(running) >= limit:
+            ended, _ = wait(running, return_when=FIRST_COMPLETED)
+            for f in ended:
+                report(finished[0], *running.pop(f), f.result())
+                finished[0] += 1
+
     with ThreadPoolExecutor(max_workers=a.jobs) as pool:
         for seed in seeds:
             if stop or (a.minutes and time.monotonic() - t0 > a.minutes * 60):
                 break
-            while len(running) >= a.jobs:
-                ended, _ = wait(running, return_when=FIRST_COMPLETED)
-                for f in ended:
-                    report(finished, *running.pop(f), f.result())
-                    finished += 1
+            drain(a.jobs)
             done += 1
             s = draw(seed)
             for k in ("kind", "fault", "folder", "dir_fault"):
                 mix.setdefault(k, {}).setdefault(s[k], 0)
                 mix[k][s[k]] += 1
             running[pool.submit(soak.run, s)] = (seed, s)
-        while running:
-            ended, _ = wait(running, return_when=FIRST_COMPLETED)
-            for f in ended:
-                report(finished, *running.pop(f), f.result())
-                finished += 1
+        drain(1)
     secs = time.monotonic() - t0
     print(f"soak: {done} runs, {len(failed)} failed, {secs:.0f} s"
           + (f" (stopped before {len(seeds)})" if done < len(seeds) else ""))
