@@ -555,6 +555,16 @@ class ManyRanks(ReportCase):
         self.assertIn("(a block per rank: --ranks LIST or --all)", r.stdout)
         self.assertIn("chakrashim report: 512 ranks (run 0)", r.stdout)
 
+    def test_top_ranks_lists_only_the_worst_k_and_says_how_many_stood_out(self):
+        r = report(self.root, "--top-ranks", "1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        block = r.stdout[r.stdout.index("slowest ranks:"):r.stdout.index("ranks that differ")]
+        named = [int(l.split()[0]) for l in block.splitlines() if re.match(r"^  \d+ ", l)]
+        self.assertEqual(named, [301], r.stdout)
+        self.assertIn("3 ranks took more than 10% over a step's median (the worst 1; --top-ranks N for more)",
+                      block)
+        self.assertEqual(report(self.root, "--top-ranks", "x").returncode, 2)
+
     def test_ranks_and_all_give_the_blocks(self):
         r = report(self.root, "--ranks", "5,130")
         self.assertEqual(re.findall(r"(?m)^rank (\d+)  ", r.stdout), ["5", "130"])
