@@ -61,6 +61,13 @@ Boundary StepWindow::enter(std::optional<std::uint64_t> ended, std::uint64_t nex
   return b;
 }
 
+void StepWindow::replan(Schedule next) {
+  schedule_ = next;
+  armed_ = false;
+  done_ = false;
+  captured_.clear();
+}
+
 Cut StepWindow::cut() const {
   Cut c;
   c.captured = captured_;

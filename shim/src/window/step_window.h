@@ -60,6 +60,10 @@ class StepWindow {
   Boundary step_ended();
   // The process ends or a signal cuts the window, in the middle of a step.
   Cut cut() const;
+  // The next window (window_plan.h), once the last one ended or was cut, or
+  // while none was planned. Steps go on counting; `next.start` must lie
+  // after the step in progress (it arms at a later boundary).
+  void replan(Schedule next);
 
   std::uint64_t current() const { return current_; }
   Phase phase() const { return phase_of(schedule_, current_); }
