@@ -53,6 +53,12 @@ typedef struct chakrashim_capture_config {
   int cupti_overhead;     /* CHAKRA_CUPTI_EXTRA: OVERHEAD records */
   int log_level;          /* CHAKRA_LOG_LEVEL, as chakrashim_log_level */
   int et_native;          /* CHAKRA_ET_RECORDER=native: our recorder, not torch's observer */
+  uint64_t repeat_every;  /* CHAKRA_REPEAT_EVERY; 0: one window */
+  uint64_t repeat_until;  /* CHAKRA_REPEAT_UNTIL, if has_repeat_until */
+  int has_repeat_until;
+  int on_demand;          /* CHAKRA_ON_DEMAND: windows only when triggered */
+  int trigger_signal;     /* CHAKRA_TRIGGER_SIGNAL; 0: none */
+  uint64_t trigger_steps; /* CHAKRA_TRIGGER_STEPS */
 } chakrashim_capture_config;
 
 /* What the core offers the bridge. */

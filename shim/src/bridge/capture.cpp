@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -16,6 +17,7 @@
 #include "bridge/fork_guard.h"
 #include "bridge/python_query.h"
 #include "bridge/torch_version.h"
+#include "config/value_grammar.h"
 #include "chakrashim/collector.h"
 
 #include <torch/csrc/autograd/profiler_kineto.h>
@@ -113,8 +115,27 @@ void Capture::attach_locked(const chakrashim_capture_config& config) {
     cb.give_up = [this] { return dead() || exiting_.load(); };
     hooks_.start(std::move(cb));
   }
-  window_.emplace(window::Schedule{config.start_step, config.end_step, config.warmup_steps,
-                                   config.active_steps});
+  const window::Schedule first{config.start_step, config.end_step, config.warmup_steps,
+                              config.active_steps};
+  window::PlanConfig plan;
+  plan.first = first;
+  if (config.on_demand) {
+    plan.mode = window::PlanMode::on_demand;
+    plan.warmup = config.warmup_steps;
+  } else if (config.repeat_every > 0) {
+    plan.mode = window::PlanMode::repeating;
+    plan.every = config.repeat_every;
+    if (config.has_repeat_until) plan.until = config.repeat_until;
+  }
+  plan_.emplace(plan);
+  on_demand_ = config.on_demand != 0;
+  const auto planned = plan_->first();
+  window_.emplace(planned.value_or(window::WindowPlan::never()));
+  window_planned_ = planned.has_value();
+  window_done_ = !planned && !on_demand_;
+  if (config.trigger_signal != 0 && !TriggerSignal::install(config.trigger_signal))
+    log_warn("cannot install the handler of " + signal_name(config.trigger_signal) +
+             " (CHAKRA_TRIGGER_SIGNAL): it triggers nothing");
   step_handle_ = register_step_callback();
   rf_counting_.store(true);
   // The exit hook that warns about a window never reached; the one that
@@ -156,6 +177,7 @@ void Capture::on_hook_step_end() {
   release_cupti_if_profiler_stopped();
   if (window_done_ || rf_counting_.load()) return;
   stepping_tid_.store(os_tid(), std::memory_order_relaxed);
+  before_step_end_locked();
   // Not armed (the step callback would count otherwise): no op-span
   // callback, so the boundary acts now, inside the Optimizer.step record.
   apply(window_->step_ended(), now_ns(), os_tid());
@@ -187,6 +209,7 @@ void Capture::step_end_locked(const at::RecordFunction& fn) {
   release_cupti_if_profiler_stopped();
   if (window_done_) return;
   stepping_tid_.store(os_tid(), std::memory_order_relaxed);
+  before_step_end_locked();
   const window::Boundary b = window_->step_ended();
   if (op_span_handle_ != at::INVALID_CALLBACK_HANDLE && fn.handle() != 0) {
     pending_ = Pending{fn.handle(), b, os_tid()};
@@ -253,7 +276,10 @@ void Capture::apply(const window::Boundary& b, std::int64_t now, std::uint64_t t
     et_generation_.fetch_add(1);
     et_disable();
   }
-  if (b.disarm) disarm("end_step", std::nullopt);
+  if (b.disarm) {
+    if (armed_) disarm("end_step", std::nullopt);
+    else plan_next_window_locked();  // its arm failed (said): the next one may not
+  }
   if (b.arm) arm();
   if (b.begin_active && armed_) {
     keeping_.store(device_on_, std::memory_order_release);
@@ -335,10 +361,20 @@ void Capture::arm() {
   cut_at_ns_.store(0);
   pg_node_written_.store(false);
   std::string error;
-  layout_ = prepare_outputs(config_, host_on_, device_on_, error);
+  chakrashim_capture_config window_config = config_;
+  if (plan_->many_windows()) {
+    // Each window is a capture folder of its own, named by its first step.
+    std::string root = config_.trace_dir;
+    while (root.size() > 1 && root.back() == '/') root.pop_back();
+    window_root_ = root + "/" + window::window_folder_name(window_->schedule().start);
+    window_config.trace_dir = window_root_.c_str();
+  }
+  layout_ = prepare_outputs(window_config, host_on_, device_on_, error);
   if (!layout_) {
     log_error("cannot write traces under CHAKRA_TRACE_DIR=" + std::string(config_.trace_dir) + " (" +
-              error + "); capture is off, the job runs on");
+              error + "); " +
+              (plan_->many_windows() ? "this window is not captured" : "capture is off") +
+              ", the job runs on");
     return;
   }
   if (host_on_ && et_native_) {
@@ -466,10 +502,11 @@ void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> par
   t.trace_name = layout_->device_path;
   t.version = CHAKRASHIM_VERSION;
   t.torch_version = built_torch_version();
-  t.steps.start = config_.start_step;
-  t.steps.end = config_.end_step;
-  t.steps.warmup = config_.warmup_steps;
-  t.steps.active = config_.active_steps;
+  const window::Schedule& schedule = window_->schedule();
+  t.steps.start = schedule.start;
+  t.steps.end = schedule.end;
+  t.steps.warmup = schedule.warmup;
+  t.steps.active = schedule.active;
   for (const auto& s : out.steps)
     if (!partial_step || s.step != *partial_step) t.steps.captured.push_back(s.step);
   t.steps.cut_short = cut.cut_short && reason != "end_step";
@@ -482,15 +519,117 @@ void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> par
   if (const std::int64_t cut = cut_at_ns_.load()) t.truncated_at_ns = cut;
   t.device_sync = out.device_capture.device_sync;
   writer_.start(std::move(out));
+  if (!exiting_.load()) plan_next_window_locked();
+}
+
+void Capture::before_step_end_locked() {
+  if (!on_demand_) return;
+  // The first completed step: a process that never steps never looks.
+  if (!triggers_.started()) start_trigger_watch_locked();
+  triggers_.note_step(window_->current() + 1);
+  if (triggers_.has_triggers() || TriggerSignal::pending()) take_requests_locked();
+}
+
+void Capture::start_trigger_watch_locked() {
+  TriggerWatch::Params p;
+  p.control_dir = window::control_dir(config_.trace_dir, config_.job_id);
+  // The lowest rank that captures publishes the step.
+  std::uint64_t publisher = 0;
+  if (config_.ranks_filter) {
+    if (const auto set = config::parse_rank_list(config_.ranks_filter)) {
+      publisher = UINT64_MAX;
+      for (const auto& [lo, hi] : set->ranges()) publisher = std::min(publisher, lo);
+    }
+  }
+  p.publisher = config_.rank == publisher;
+  auto& n = p.note;
+  n.job_id = config_.job_id;
+  n.rank = config_.rank;
+  n.pid = static_cast<std::int64_t>(::getpid());
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) n.host = host;
+  n.restart = config_.restart_count;
+  n.world_size = config_.world_size;
+  if (config_.ranks_filter) n.ranks = config_.ranks_filter;
+  n.warmup = config_.warmup_steps;
+  n.gzip = config_.gzip != 0;
+  triggers_.start(std::move(p));
+}
+
+void Capture::take_requests_locked() {
+  for (const auto& [name, t] : triggers_.take()) {
+    if (t.restart != config_.restart_count) {
+      log_info("the trigger " + name + " is for restart " + std::to_string(t.restart) +
+               " of the job, and this is restart " + std::to_string(config_.restart_count) +
+               ": ignored");
+      continue;
+    }
+    request_window_locked(t.first_step, t.steps, "the trigger " + name);
+  }
+  if (TriggerSignal::take()) {
+    request_window_locked(window_->current() + 1, config_.trigger_steps,
+                          signal_name(config_.trigger_signal) + " (CHAKRA_TRIGGER_SIGNAL)");
+  }
+  if (!window_planned_) plan_next_window_locked();
+}
+
+void Capture::request_window_locked(std::uint64_t first_step, std::uint64_t steps,
+                                    const std::string& origin) {
+  const std::uint64_t current = window_->current();
+  const auto out = plan_->request(first_step, steps, current,
+                                  window_planned_ ? std::optional(window_->schedule()) : std::nullopt);
+  const std::string asked = origin + " asks for steps " + window::steps_text(out.window);
+  switch (out.verdict) {
+    case window::Verdict::queued:
+      log_info(asked + ": they go to " + std::string(config_.trace_dir) + "/" +
+               window::window_folder_name(out.window.start) + "/");
+      break;
+    case window::Verdict::past:
+      log_warn(asked + ", but this rank is at step " + std::to_string(current) +
+               " already: it captures nothing for it (trigger further ahead, e.g. a larger --in)");
+      break;
+    case window::Verdict::overlaps: {
+      const bool open = armed_ && out.conflict && window_planned_ &&
+                        out.conflict->start == window_->schedule().start;
+      log_warn(asked + ": refused, it overlaps the window of steps " +
+               window::steps_text(*out.conflict) + (open ? ", open now" : ", planned") +
+               "; trigger again for steps after " + std::to_string(out.conflict->end));
+      break;
+    }
+  }
+}
+
+void Capture::plan_next_window_locked() {
+  std::vector<window::Schedule> missed;
+  const auto next = plan_->next(window_->current(), &missed);
+  for (const auto& m : missed)
+    log_warn("the window of steps " + window::steps_text(m) + " could not begin: this rank was at step " +
+             std::to_string(window_->current()) + " when the window before it ended");
+  if (next) {
+    window_->replan(*next);
+    window_planned_ = true;
+    window_done_ = false;
+    log_debug("next window: steps " + window::steps_text(*next));
+    return;
+  }
+  window_planned_ = false;
+  if (on_demand_) {
+    window_->replan(window::WindowPlan::never());
+    window_done_ = false;
+  } else {
+    window_done_ = true;
+  }
 }
 
 void Capture::at_exit() {
   if (dead() || exiting_.exchange(true)) return;
   distributed_.stop_for_exit();  // Python is finalized: never ask it again
+  triggers_.stop_for_exit();     // no job publishes its step here any more
   CaptureLock lock(mutex_);
   if (!window_) return;
   if (!ever_armed_) {
-    warn_if_never_armed();
+    // On demand, no window until asked is the normal case.
+    if (!on_demand_) warn_if_never_armed();
     return;
   }
   if (armed_) {

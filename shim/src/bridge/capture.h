@@ -36,9 +36,11 @@
 #include "bridge/signal_relay.h"
 #include "bridge/span_store.h"
 #include "bridge/trace_files.h"
+#include "bridge/trigger_watch.h"
 #include "chakrashim/bridge_abi.h"
 #include "chakrashim/memory_budget.h"
 #include "window/step_window.h"
+#include "window/window_plan.h"
 
 namespace chakrashim::bridge {
 
@@ -152,10 +154,30 @@ class Capture {
   // Waits for the background writer within CHAKRA_EXIT_TIMEOUT; one line if not.
   void wait_for_writer();
 
+  // --- windows after the first (window_plan.h, docs/on-demand.md) ---
+  // mutex_ held, at each step end before the window sees it (on demand):
+  // starts the trigger watch at the first one, notes the step, and takes
+  // the requests that came (trigger files, the trigger signal).
+  void before_step_end_locked();
+  void take_requests_locked();
+  void request_window_locked(std::uint64_t first_step, std::uint64_t steps,
+                             const std::string& origin);
+  // mutex_ held, once a window ended (or none was planned): the next one.
+  void plan_next_window_locked();
+  void start_trigger_watch_locked();
+
   std::mutex mutex_;  // taken through CaptureLock only
   chakrashim_capture_config config_{};
   std::string marker_;
   std::optional<window::StepWindow> window_;
+  // Which windows this process captures; window_ runs one at a time.
+  std::optional<window::WindowPlan> plan_;
+  // window_ holds a window to capture (open or waited for), not never().
+  bool window_planned_ = false;
+  bool on_demand_ = false;
+  // Many windows: TRACE_DIR/step-S of the window armed last.
+  std::string window_root_;
+  TriggerWatch triggers_;
   EtObserver et_;
   bool et_native_ = false;  // CHAKRA_ET_RECORDER=native: EtRecorder records the ET
   SpanStore spans_;

@@ -104,6 +104,51 @@ void warn_unknown(const EnvSnapshot& env, std::vector<std::string>& warnings) {
   }
 }
 
+// The rules between the window variables (docs/on-demand.md): one mode at a
+// time, repeated windows that do not touch, two signals that differ.
+template <typename HasError>
+void check_window_modes(const Config& c, Reader& r, const HasError& has_error) {
+  const auto set_ok = [&](std::string_view name) { return r.raw(name) && !has_error(name); };
+  if (c.on_demand) {
+    for (std::string_view name : {"CHAKRA_START_STEP", "CHAKRA_END_STEP", "CHAKRA_REPEAT_EVERY",
+                                  "CHAKRA_REPEAT_UNTIL"}) {
+      if (set_ok(name))
+        r.fail(name, *r.raw(name),
+               "not with CHAKRA_ON_DEMAND=1, where each trigger names its steps; unset it, or "
+               "unset CHAKRA_ON_DEMAND for a window fixed at launch");
+    }
+  }
+  if (set_ok("CHAKRA_REPEAT_EVERY")) {
+    const std::uint64_t length = c.end_step >= c.start_step ? c.end_step - c.start_step + 1 : 1;
+    if (c.repeat_every <= length)
+      r.fail("CHAKRA_REPEAT_EVERY", *r.raw("CHAKRA_REPEAT_EVERY"),
+             "expected more than the window's " + std::to_string(length) +
+                 " steps (CHAKRA_START_STEP=" + std::to_string(c.start_step) +
+                 " to CHAKRA_END_STEP=" + std::to_string(c.end_step) +
+                 "): windows need a step between them");
+  }
+  if (set_ok("CHAKRA_REPEAT_UNTIL")) {
+    if (!r.raw("CHAKRA_REPEAT_EVERY"))
+      r.fail("CHAKRA_REPEAT_UNTIL", *r.raw("CHAKRA_REPEAT_UNTIL"),
+             "it bounds repeated windows: set CHAKRA_REPEAT_EVERY too");
+    else if (*c.repeat_until < c.end_step)
+      r.fail("CHAKRA_REPEAT_UNTIL", *r.raw("CHAKRA_REPEAT_UNTIL"),
+             "expected a step at or after CHAKRA_END_STEP=" + std::to_string(c.end_step) +
+                 ", the first window's last step");
+  }
+  if (set_ok("CHAKRA_TRIGGER_SIGNAL") && c.trigger_signal != 0) {
+    if (!c.on_demand)
+      r.fail("CHAKRA_TRIGGER_SIGNAL", *r.raw("CHAKRA_TRIGGER_SIGNAL"),
+             "it triggers on-demand windows: set CHAKRA_ON_DEMAND=1 too");
+    else if (c.trigger_signal == c.flush_signal)
+      r.fail("CHAKRA_TRIGGER_SIGNAL", *r.raw("CHAKRA_TRIGGER_SIGNAL"),
+             "CHAKRA_FLUSH_SIGNAL is the same signal; give them different ones");
+  }
+  if (set_ok("CHAKRA_TRIGGER_STEPS") && !c.on_demand)
+    r.fail("CHAKRA_TRIGGER_STEPS", *r.raw("CHAKRA_TRIGGER_STEPS"),
+           "it sizes on-demand windows: set CHAKRA_ON_DEMAND=1 too");
+}
+
 }  // namespace
 
 ParseResult parse_config(const EnvSnapshot& env) {
@@ -129,6 +174,17 @@ ParseResult parse_config(const EnvSnapshot& env) {
   r.read("CHAKRA_END_STEP", c.end_step, parse_decimal);
   r.read("CHAKRA_WARMUP_STEPS", c.warmup_steps, parse_decimal);
   r.read("CHAKRA_ACTIVE_STEPS", c.active_steps, parse_decimal);
+  r.read("CHAKRA_REPEAT_EVERY", c.repeat_every, parse_decimal);
+  r.read("CHAKRA_REPEAT_UNTIL", c.repeat_until, [](std::string_view v) {
+    auto n = parse_decimal(v);
+    return n ? std::optional<std::optional<std::uint64_t>>(n) : std::nullopt;
+  });
+  r.read("CHAKRA_ON_DEMAND", c.on_demand, parse_bool);
+  r.read("CHAKRA_TRIGGER_SIGNAL", c.trigger_signal, parse_signal);
+  r.read("CHAKRA_TRIGGER_STEPS", c.trigger_steps, [](std::string_view v) {
+    auto n = parse_decimal(v);
+    return n && *n >= 1 && *n <= 100000 ? n : std::nullopt;
+  });
   r.read("CHAKRA_TRACE_DIR", c.trace_dir, non_empty);
   r.read("CHAKRA_RANKS", c.ranks, [](std::string_view v) {
     auto set = parse_rank_list(v);
@@ -194,6 +250,7 @@ ParseResult parse_config(const EnvSnapshot& env) {
     r.fail("CHAKRA_END_STEP", *r.raw("CHAKRA_END_STEP"),
            "expected a step at or after CHAKRA_START_STEP=" + std::to_string(c.start_step));
   }
+  check_window_modes(c, r, has_error);
   // Step 0 runs the job's setup (first calls compile and allocate, the data
   // loader starts): it can take 50 times a normal step and makes the
   // window's means mislead. Allowed, but said at launch.

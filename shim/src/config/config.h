@@ -19,6 +19,13 @@ struct Config {
   std::uint64_t end_step = 2;
   std::uint64_t warmup_steps = 0;
   std::uint64_t active_steps = 1;
+  // CHAKRA_REPEAT_EVERY (0: one window) and CHAKRA_REPEAT_UNTIL.
+  std::uint64_t repeat_every = 0;
+  std::optional<std::uint64_t> repeat_until;
+  // CHAKRA_ON_DEMAND: windows only when triggered (docs/on-demand.md).
+  bool on_demand = false;
+  int trigger_signal = 0;  // 0 = none, else SIGUSR1 or SIGUSR2
+  std::uint64_t trigger_steps = 5;
   std::string trace_dir;
   std::optional<RankSet> ranks;
   std::optional<std::string> ranks_text;  // as given, for the trace metadata

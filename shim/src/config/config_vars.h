@@ -15,7 +15,7 @@ struct VarSpec {
   std::string_view doc;
 };
 
-inline constexpr std::array<VarSpec, 23> kConfigVars{{
+inline constexpr std::array<VarSpec, 28> kConfigVars{{
     {"CHAKRA_PROFILE", "boolean: 1/0, true/false, on/off, yes/no (any case)", "unset (inert)",
      "turns capture on; unset or false leaves the library inert"},
     {"CHAKRA_START_STEP", "decimal digits (0-based global step)", "2",
@@ -26,6 +26,17 @@ inline constexpr std::array<VarSpec, 23> kConfigVars{{
      "steps at the start of each cycle that run collection but keep nothing"},
     {"CHAKRA_ACTIVE_STEPS", "decimal digits, at least 1", "1",
      "steps kept in each cycle; cycles repeat until the end step"},
+    {"CHAKRA_REPEAT_EVERY", "decimal digits, more than the window's length (END - START + 1)",
+     "none (one window)",
+     "repeat the window every N steps from the start step: each window in TRACE_DIR/step-S/"},
+    {"CHAKRA_REPEAT_UNTIL", "decimal digits (needs CHAKRA_REPEAT_EVERY)", "the end of the job",
+     "no repeated window goes past this step"},
+    {"CHAKRA_ON_DEMAND", "boolean (not with CHAKRA_START_STEP, END_STEP or REPEAT_*)", "0",
+     "capture nothing until `chakrashim trigger` or CHAKRA_TRIGGER_SIGNAL asks: each window in TRACE_DIR/step-S/"},
+    {"CHAKRA_TRIGGER_SIGNAL", "USR1, USR2 (SIGUSR1, SIGUSR2) or none, any case; needs CHAKRA_ON_DEMAND=1",
+     "none", "a signal that captures the next CHAKRA_TRIGGER_STEPS steps (one-process jobs)"},
+    {"CHAKRA_TRIGGER_STEPS", "decimal digits, 1 to 100000", "5",
+     "steps that CHAKRA_TRIGGER_SIGNAL captures"},
     {"CHAKRA_TRACE_DIR", "a directory path (created if missing)", "required",
      "root of the output: JOB_chakra/ and JOB_kineto/ go below it"},
     {"CHAKRA_RANKS", "rank list: 0 or 0,3 or 4-7 or 0,4-7", "all",

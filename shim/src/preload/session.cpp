@@ -179,6 +179,12 @@ void Session::fill_capture_config() {
   out.cupti_overhead = c.cupti_overhead;
   out.log_level = static_cast<int>(c.log_level);
   out.et_native = c.et_native;
+  out.repeat_every = c.repeat_every;
+  out.repeat_until = c.repeat_until.value_or(0);
+  out.has_repeat_until = c.repeat_until.has_value();
+  out.on_demand = c.on_demand;
+  out.trigger_signal = c.trigger_signal;
+  out.trigger_steps = c.trigger_steps;
 }
 
 }  // namespace chakrashim::preload

@@ -1,0 +1,260 @@
+#include "bridge/trigger_watch.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "bridge/bridge_log.h"
+#include "files/publish.h"
+
+namespace chakrashim::bridge {
+
+namespace {
+
+// The heartbeat: step.json is rewritten at least this often, so that the
+// command can tell a job that is alive in a long step from one that is gone.
+constexpr std::chrono::seconds kHeartbeat{10};
+// A trigger file larger than this is not one of ours.
+constexpr std::size_t kMaxTriggerBytes = 64 * 1024;
+
+double unix_now_s() {
+  timespec ts;
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// Reads a small file whole; nullopt with `error` set if it cannot.
+std::optional<std::string> read_small_file(const std::string& path, std::string& error) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) {
+    error = std::strerror(errno);
+    return std::nullopt;
+  }
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      error = std::strerror(errno);
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > kMaxTriggerBytes) {
+      error = "larger than " + std::to_string(kMaxTriggerBytes) + " bytes";
+      ::close(fd);
+      return std::nullopt;
+    }
+  }
+  ::close(fd);
+  return text;
+}
+
+// Writes `text` to dir/name through a temporary name and a rename, so that a
+// reader sees the old document or the new one, never a part.
+bool write_by_rename(const std::string& dir, const std::string& name, const std::string& text,
+                     std::string& error) {
+  const std::string tmp = dir + "/." + name + "." + std::to_string(::getpid()) + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    error = tmp + ": open: " + std::strerror(errno);
+    return false;
+  }
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      error = tmp + ": write: " + std::strerror(errno);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return false;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0) {
+    error = tmp + ": close: " + std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return false;
+  }
+  const std::string final_path = dir + "/" + name;
+  if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
+    error = final_path + ": rename: " + std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool TriggerWatch::start(Params params) {
+  if (started_.exchange(true)) return true;
+  params_ = std::move(params);
+  log_debug("looking for triggers in " + params_.control_dir + " once a second" +
+            (params_.publisher ? ", and publishing the step there" : ""));
+  try {
+    std::thread([this] { run(); }).detach();
+  } catch (...) {
+    log_warn("cannot start the thread that looks for triggers: on-demand capture is off");
+    return false;
+  }
+  return true;
+}
+
+std::vector<std::pair<std::string, window::Trigger>> TriggerWatch::take() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  has_triggers_.store(false, std::memory_order_relaxed);
+  return std::move(inbox_);
+}
+
+void TriggerWatch::stop_for_exit() {
+  if (!started_.load()) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  // The thread may be in a slow filesystem call; the file is removed here,
+  // and the thread, once it wakes, publishes nothing more (stopping_).
+  if (params_.publisher) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ::unlink((params_.control_dir + "/" + std::string(window::kStepFileName)).c_str());
+    // Left empty by a job never triggered: nothing of ours stays behind.
+    // (rmdir fails, harmlessly, while trigger files or another job's folder remain.)
+    if (::rmdir(params_.control_dir.c_str()) == 0) {
+      const auto slash = params_.control_dir.rfind('/');
+      if (slash != std::string::npos) ::rmdir(params_.control_dir.substr(0, slash).c_str());
+    }
+  }
+}
+
+void TriggerWatch::run() {
+  bool first = true;
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    if (params_.publisher) publish(now);
+    look_for_triggers(first);
+    first = false;
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (cv_.wait_for(lock, params_.period, [&] { return stopping_; })) return;
+  }
+}
+
+void TriggerWatch::publish(std::chrono::steady_clock::time_point now) {
+  const std::uint64_t step = step_.load(std::memory_order_relaxed);
+  if (published_step_ && *published_step_ == step && now - published_at_ < kHeartbeat) return;
+  if (!published_step_) {
+    const auto made = files::make_dirs(params_.control_dir);
+    if (!made.ok) {
+      if (!publish_failed_said_)
+        log_error("cannot publish the step for `chakrashim trigger` (" + made.error +
+                  "): triggers cannot find this job; the job runs on");
+      publish_failed_said_ = true;
+      return;
+    }
+    rate_step_ = step;
+    rate_at_ = now;
+  }
+  // The rate over the last few seconds at least, so that one slow step
+  // does not swing it.
+  const double elapsed = std::chrono::duration<double>(now - rate_at_).count();
+  if (elapsed >= 3.0) {
+    steps_per_s_ = static_cast<double>(step - rate_step_) / elapsed;
+    rate_step_ = step;
+    rate_at_ = now;
+  }
+  window::StepNote note = params_.note;
+  note.step = step;
+  note.time_s = unix_now_s();
+  note.steps_per_s = steps_per_s_;
+  std::string error;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) return;  // removed at exit: never written again
+    if (!write_by_rename(params_.control_dir, std::string(window::kStepFileName),
+                         window::encode_step_note(note), error)) {
+      if (!publish_failed_said_)
+        log_error("cannot publish the step for `chakrashim trigger` (" + error +
+                  "): triggers cannot find this job; the job runs on");
+      publish_failed_said_ = true;
+      return;
+    }
+  }
+  published_step_ = step;
+  published_at_ = now;
+}
+
+void TriggerWatch::look_for_triggers(bool first_look) {
+  DIR* dir = ::opendir(params_.control_dir.c_str());
+  if (!dir) {
+    // Not there yet: the publishing rank makes it with its first note.
+    if (errno != ENOENT && !list_failed_said_) {
+      log_warn("cannot look for triggers in " + params_.control_dir + " (" +
+               std::strerror(errno) + "); on-demand capture waits");
+      list_failed_said_ = true;
+    }
+    return;
+  }
+  std::vector<std::string> fresh;
+  while (const dirent* e = ::readdir(dir)) {
+    const std::string name = e->d_name;
+    if (window::is_trigger_file_name(name) && !seen_.count(name)) fresh.push_back(name);
+  }
+  ::closedir(dir);
+  std::vector<std::pair<std::string, window::Trigger>> found;
+  for (const auto& name : fresh) {
+    seen_.insert(name);
+    // Triggers from before this process looked (an earlier run of the same
+    // job id) are not this run's.
+    if (first_look) continue;
+    std::string error;
+    const auto text = read_small_file(params_.control_dir + "/" + name, error);
+    std::optional<window::Trigger> trigger;
+    if (text) trigger = window::decode_trigger(*text, error);
+    if (!trigger) {
+      log_warn("the trigger file " + params_.control_dir + "/" + name + " is ignored: " + error);
+      continue;
+    }
+    found.emplace_back(name, *trigger);
+  }
+  if (first_look && !fresh.empty())
+    log_debug(std::to_string(fresh.size()) + " trigger file(s) from before this process are ignored");
+  if (found.empty()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& f : found) inbox_.push_back(std::move(f));
+  has_triggers_.store(true, std::memory_order_relaxed);
+}
+
+std::atomic<bool> TriggerSignal::requested_{false};
+struct sigaction TriggerSignal::previous_ {};
+
+bool TriggerSignal::install(int sig) {
+  struct sigaction ours {};
+  ours.sa_sigaction = &handler;
+  ours.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&ours.sa_mask);
+  return ::sigaction(sig, &ours, &previous_) == 0;
+}
+
+void TriggerSignal::handler(int sig, siginfo_t* info, void* context) {
+  requested_.store(true, std::memory_order_relaxed);
+  // The job's own handler, if it had one, runs as before; a default action
+  // (terminate, for USR1 and USR2) or an ignore is not passed on.
+  if (previous_.sa_flags & SA_SIGINFO) {
+    if (previous_.sa_sigaction) previous_.sa_sigaction(sig, info, context);
+  } else if (previous_.sa_handler != SIG_DFL && previous_.sa_handler != SIG_IGN) {
+    previous_.sa_handler(sig);
+  }
+}
+
+}  // namespace chakrashim::bridge

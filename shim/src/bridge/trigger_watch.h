@@ -1,0 +1,102 @@
+// On-demand capture's side of the files (docs/on-demand.md): a thread of
+// ours that, once a second, publishes the step (on the publishing rank) and
+// looks for new trigger files in TRACE_DIR/.chakrashim/JOB/.
+//
+// Why a thread, not a look at step ends: on a shared filesystem (NFS,
+// Lustre) one readdir or rename can take tens of milliseconds, and a step
+// that pays it is a distorted step in someone's trace or a straggler in a
+// collective. The training thread only stores the step (one relaxed store)
+// and reads one flag; everything that touches the disk happens here.
+//
+// Started at the process's first completed optimizer step, so a process
+// that never steps (a launcher, a data-loader worker that imported torch)
+// never looks. A forked child has no copy of the thread, and the Capture
+// turns itself off there before it could ask. The thread is detached and
+// its object is never destroyed (it is the Capture's, which lives for the
+// whole process).
+#pragma once
+
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "window/on_demand_files.h"
+
+namespace chakrashim::bridge {
+
+class TriggerWatch {
+ public:
+  struct Params {
+    std::string control_dir;    // TRACE_DIR/.chakrashim/JOB
+    bool publisher = false;     // this rank writes step.json
+    window::StepNote note;      // the note's fixed fields (job, rank, host, ...)
+    std::chrono::milliseconds period{1000};
+  };
+
+  // Starts the thread; false (one line said) if it cannot.
+  bool start(Params params);
+  bool started() const { return started_.load(std::memory_order_relaxed); }
+
+  // From the stepping thread, at each step end: the step in progress now.
+  void note_step(std::uint64_t step) { step_.store(step, std::memory_order_relaxed); }
+  // New triggers have arrived (one relaxed load).
+  bool has_triggers() const { return has_triggers_.load(std::memory_order_relaxed); }
+  // The triggers found since the last call, each with its file name.
+  std::vector<std::pair<std::string, window::Trigger>> take();
+
+  // At exit: the thread stops looking, and the publishing rank removes its
+  // step.json (no job publishes here any more). Never blocks on the thread.
+  void stop_for_exit();
+
+ private:
+  void run();
+  void publish(std::chrono::steady_clock::time_point now);
+  void look_for_triggers(bool first_look);
+
+  Params params_;
+  std::atomic<bool> started_{false};
+  std::atomic<std::uint64_t> step_{0};
+  std::atomic<bool> has_triggers_{false};
+
+  std::mutex mutex_;  // guards the fields below
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::vector<std::pair<std::string, window::Trigger>> inbox_;
+
+  // The thread's own (no lock): what it saw and published.
+  std::set<std::string> seen_;
+  std::optional<std::uint64_t> published_step_;
+  std::chrono::steady_clock::time_point published_at_{};
+  std::uint64_t rate_step_ = 0;
+  std::chrono::steady_clock::time_point rate_at_{};
+  double steps_per_s_ = 0;
+  bool publish_failed_said_ = false;
+  bool list_failed_said_ = false;
+};
+
+// CHAKRA_TRIGGER_SIGNAL: a handler, installed at attach for the life of the
+// process, that only sets a flag; the stepping thread reads it at step
+// ends. The signal's default action (USR1's, USR2's) would kill the job, so
+// it is swallowed, unless the job had its own handler, which then runs too.
+class TriggerSignal {
+ public:
+  static bool install(int sig);
+  static bool pending() { return requested_.load(std::memory_order_relaxed); }
+  static bool take() { return pending() && requested_.exchange(false); }
+
+ private:
+  static void handler(int sig, siginfo_t* info, void* context);
+  // Process-wide by nature: a signal handler reaches only statics.
+  static std::atomic<bool> requested_;
+  static struct sigaction previous_;
+};
+
+}  // namespace chakrashim::bridge
