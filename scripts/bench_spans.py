@@ -8,6 +8,7 @@ rounds:
   profiler   torch.profiler, CPU activity only, over the window's steps
   spans      chakrashim, CHAKRA_HOST_TRACE=0 (op spans only), same steps
   idle       chakrashim loaded, its window never reached
+  ondemand   chakrashim in on-demand mode (CHAKRA_ON_DEMAND=1), never triggered
 and prints the median step time inside the window (and outside it, for
 idle), the added cost per op of each recorder and the ratios. The op count
 comes from the spans run's own device trace.
@@ -39,13 +40,16 @@ def run(kind, args, tmp, i):
     cmd = [sys.executable, JOB, "--steps", str(args.steps), "--out", out]
     if kind == "profiler":
         cmd += ["--profiler", str(args.start), str(args.end)]
-    if kind in ("spans", "idle"):
+    if kind in ("spans", "idle", "ondemand"):
         env.update(LD_PRELOAD=args.preload, CHAKRA_PROFILE="1",
                    CHAKRA_TRACE_DIR=os.path.join(tmp, f"traces-{kind}-{i}"), CHAKRA_HOST_TRACE="0",
                    CHAKRA_LOG_LEVEL="warn")
         far = str(10 ** 9)
-        env["CHAKRA_START_STEP"] = far if kind == "idle" else str(args.start)
-        env["CHAKRA_END_STEP"] = far if kind == "idle" else str(args.end)
+        if kind == "ondemand":
+            env["CHAKRA_ON_DEMAND"] = "1"
+        else:
+            env["CHAKRA_START_STEP"] = far if kind == "idle" else str(args.start)
+            env["CHAKRA_END_STEP"] = far if kind == "idle" else str(args.end)
     subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, check=True)
     with open(out) as f:
         return [float(t) for t in f.read().split()]
@@ -72,12 +76,16 @@ def count_instructions(kind, args, tmp, lib):
            "--region", str(args.start + 1), str(args.end - 1), "--region-lib", lib]
     if kind == "profiler":
         cmd += ["--profiler", str(args.start), str(args.end)]
-    if kind in ("spans", "idle"):
-        # idle: loaded, its window never reached (the cost outside a window)
+    if kind in ("spans", "idle", "ondemand"):
+        # idle: loaded, its window never reached (the cost outside a window);
+        # ondemand: waiting for a trigger that never comes
         first, last = (args.start, args.end) if kind == "spans" else (10 ** 9, 10 ** 9)
         env.update(LD_PRELOAD=args.preload, CHAKRA_PROFILE="1", CHAKRA_HOST_TRACE="0",
-                   CHAKRA_TRACE_DIR=os.path.join(tmp, f"traces-cg-{kind}"), CHAKRA_LOG_LEVEL="warn",
-                   CHAKRA_START_STEP=str(first), CHAKRA_END_STEP=str(last))
+                   CHAKRA_TRACE_DIR=os.path.join(tmp, f"traces-cg-{kind}"), CHAKRA_LOG_LEVEL="warn")
+        if kind == "ondemand":
+            env["CHAKRA_ON_DEMAND"] = "1"
+        else:
+            env.update(CHAKRA_START_STEP=str(first), CHAKRA_END_STEP=str(last))
     subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
     dumps = [p for p in glob.glob(os.path.join(tmp, f"callgrind-{kind}.*")) if p.endswith(".1")]
     if len(dumps) != 1:
@@ -98,7 +106,7 @@ def instructions(args):
     with tempfile.TemporaryDirectory() as tmp:
         lib = build_region_lib(tmp)
         counts = {k: count_instructions(k, args, tmp, lib)
-                  for k in ("plain", "profiler", "spans", "idle")}
+                  for k in ("plain", "profiler", "spans", "idle", "ondemand")}
         ops = ops_per_step(tmp, args, pattern="traces-cg-spans")
     n = ops * steps
     plain = counts["plain"]
@@ -111,6 +119,8 @@ def instructions(args):
     print(f"  chakrashim spans       +{spans:7.0f} instructions/op")
     print(f"  spans' added cost / torch.profiler's: {spans / prof:.2f} (target <= 0.5)")
     print(f"  outside the window: chakrashim idle / plain = {counts['idle'] / plain:.4f} "
+          f"(target <= 1.005)")
+    print(f"  on demand, waiting:  chakrashim on-demand / plain = {counts['ondemand'] / plain:.4f} "
           f"(target <= 1.005)")
     return 0
 
@@ -138,7 +148,7 @@ def main():
         return instructions(args)
     rounds = 1 if args.quick else args.rounds
     args.steps, args.start, args.end = (30, 10, 20) if args.quick else (600, 200, 400)
-    kinds = ["plain", "profiler", "spans", "idle"]
+    kinds = ["plain", "profiler", "spans", "idle", "ondemand"]
     res = {k: [] for k in kinds}
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(rounds):
@@ -168,6 +178,9 @@ def main():
     plain_out = med("plain", outside)
     print(f"  step outside the window  plain {plain_out * 1e6:8.1f} us   chakrashim idle "
           f"{idle * 1e6:8.1f} us   ratio {idle / plain_out:.4f} (target <= 1.005)")
+    waiting = med("ondemand", outside)
+    print(f"  on demand, waiting       plain {plain_out * 1e6:8.1f} us   chakrashim on-demand "
+          f"{waiting * 1e6:8.1f} us   ratio {waiting / plain_out:.4f} (target <= 1.005)")
     return 0
 
 

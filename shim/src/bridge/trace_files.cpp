@@ -270,7 +270,7 @@ TraceWriterThread::~TraceWriterThread() {
 void TraceWriterThread::start(WindowOutput output) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    running_ = true;
+    ++running_;
   }
   thread_ = std::thread([this, out = std::move(output)]() mutable {
     try {
@@ -281,7 +281,7 @@ void TraceWriterThread::start(WindowOutput output) {
       log_error("writing the traces failed");
     }
     std::lock_guard<std::mutex> lock(mutex_);
-    running_ = false;
+    --running_;
     done_cv_.notify_all();
   });
   // Detached so that exit never blocks on join or terminates on a joinable
@@ -291,7 +291,7 @@ void TraceWriterThread::start(WindowOutput output) {
 
 bool TraceWriterThread::wait(std::uint64_t seconds) {
   std::unique_lock<std::mutex> lock(mutex_);
-  return done_cv_.wait_for(lock, std::chrono::seconds(seconds), [&] { return !running_; });
+  return done_cv_.wait_for(lock, std::chrono::seconds(seconds), [&] { return running_ == 0; });
 }
 
 }  // namespace chakrashim::bridge

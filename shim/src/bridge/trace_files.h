@@ -49,7 +49,9 @@ std::optional<files::Layout> prepare_outputs(const chakrashim_capture_config& co
 // only if empty.
 void discard_outputs(const files::Layout& layout, bool host, bool device);
 
-// The background writer. One window per process, so at most one job.
+// The background writer: a thread per window. With repeated or triggered
+// windows (docs/on-demand.md) one window's files may still be being written
+// when the next window ends; wait() waits for all of them.
 class TraceWriterThread {
  public:
   ~TraceWriterThread();
@@ -60,7 +62,7 @@ class TraceWriterThread {
  private:
   std::mutex mutex_;
   std::condition_variable done_cv_;
-  bool running_ = false;
+  int running_ = 0;  // windows being written
   std::thread thread_;
 };
 
