@@ -1,5 +1,7 @@
 #include "config_command.h"
 
+#include <signal.h>
+
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -46,9 +48,32 @@ std::string num(std::uint64_t n) { return std::to_string(n); }
 const char* yes(bool b) { return b ? "on" : "off"; }
 
 void print_effective(const cfg::Config& c, const target::Identity& id, const std::string& p) {
-  std::fprintf(stderr, "%sprofile on; steps %s-%s, warmup %s, active %s\n", p.c_str(),
-               num(c.start_step).c_str(), num(c.end_step).c_str(), num(c.warmup_steps).c_str(),
-               num(c.active_steps).c_str());
+  // The windows, by mode (docs/on-demand.md).
+  if (c.on_demand) {
+    std::fprintf(stderr, "%sprofile on; on demand: windows when `chakrashim trigger %s` asks%s%s, "
+                 "warmup %s\n", p.c_str(), c.trace_dir.c_str(),
+                 c.trigger_signal ? ", or for " : "",
+                 c.trigger_signal ? (num(c.trigger_steps) + " steps on SIG" +
+                                     (c.trigger_signal == SIGUSR1 ? "USR1" : "USR2")).c_str() : "",
+                 num(c.warmup_steps).c_str());
+  } else {
+    std::fprintf(stderr, "%sprofile on; steps %s-%s, warmup %s, active %s%s\n", p.c_str(),
+                 num(c.start_step).c_str(), num(c.end_step).c_str(), num(c.warmup_steps).c_str(),
+                 num(c.active_steps).c_str(),
+                 c.repeat_every ? (", repeated every " + num(c.repeat_every) + " steps" +
+                                   (c.repeat_until ? " until step " + num(*c.repeat_until) : "") +
+                                   " (each window in step-S/)").c_str() : "");
+  }
+  if (c.on_demand || c.repeat_every) {
+    std::fprintf(stderr, "%straces to %s/step-S/%s_chakra and %s_kineto, S each window's first step "
+                 "(host trace %s, device trace %s%s)\n", p.c_str(), c.trace_dir.c_str(),
+                 id.job_id.c_str(), id.job_id.c_str(), yes(c.host_trace), yes(c.device_trace),
+                 c.gzip ? ", gzip" : "");
+    std::fprintf(stderr, "%sranks %s; this process: rank %s (from %s)%s\n", p.c_str(),
+                 c.ranks_text ? c.ranks_text->c_str() : "all", num(id.rank).c_str(),
+                 id.rank_source.c_str(), id.world_size ? (" of " + num(*id.world_size)).c_str() : "");
+    return;
+  }
   const char* recorder =
       c.host_trace ? (c.et_native ? " by chakrashim's recorder" : " by torch's observer") : "";
   // The folders this rank's files would get now, by the library's own rule

@@ -11,8 +11,9 @@ import time
 import unittest
 
 from e2e_case import CaptureCase
-from harness import (JOBS, PYTHON, Capture, all_files, job_env, run_check, run_job,
+from harness import (CLI, JOBS, PYTHON, Capture, all_files, job_env, run_check, run_job,
                      run_plain)
+from test_launchers import free_port, torchrun
 
 # Steps ahead of the published step that a test trigger names: at 20 ms a
 # step, 4 s, against the up to 2 s that ranks take to see a trigger (the
@@ -194,6 +195,60 @@ class Triggered(OnDemandCase):
         self.assertEqual(all_files(self.trace_dir) if os.path.exists(self.trace_dir) else [], [])
         self.assertFalse(os.path.exists(os.path.join(self.trace_dir, ".chakrashim")))
         self.assertEqual(r.stdout, run_plain("plain_loop.py", [8]).stdout)
+
+
+class TwoRanks(OnDemandCase):
+    def launch_ddp(self):
+        self.stop_file = self.trace_dir + ".stop"
+        cmd = torchrun(os.path.join(JOBS, "paced_loop.py"), "100000", "--step-ms", "20", "--ddp",
+                       "--stop-file", self.stop_file)
+        env = job_env(self.trace_dir, CHAKRA_ON_DEMAND=1, OMP_NUM_THREADS=1,
+                      MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()),
+                      PATH=os.environ["PATH"])
+        return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+
+    def trigger(self, *args):
+        return subprocess.run([CLI, "trigger", self.trace_dir, *args], capture_output=True,
+                              text=True, timeout=300)
+
+    def newest_trigger(self):
+        names = sorted(n for n in os.listdir(self.control("")) if n.startswith("trigger-"))
+        with open(self.control(names[-1])) as f:
+            return json.load(f)
+
+    def test_a_two_rank_torchrun_job_triggered_twice_in_mid_run(self):
+        job = self.launch_ddp()
+        try:
+            self.wait_for("step.json", self.published_step, job, timeout=120)
+            first = self.trigger("--steps", "3", "--in", str(AHEAD))
+            self.assertEqual(first.returncode, 0, first.stdout + first.stderr)
+            s1 = self.newest_trigger()["first_step"]
+            self.assertIn(f"step-{s1}", first.stdout)
+            self.wait_for("both ranks' first window", lambda: all(
+                os.path.exists(os.path.join(self.trace_dir, f"step-{s1}", d, f"rank-{r}.json"))
+                for d in ("0_chakra", "0_kineto") for r in (0, 1)), job)
+            # The second asks for completion and check's verdict.
+            second = self.trigger("--steps", "2", "--in", str(AHEAD), "--wait", "--timeout", "120")
+            self.assertEqual(second.returncode, 0, second.stdout + second.stderr)
+            s2 = self.newest_trigger()["first_step"]
+            self.assertGreater(s2, s1 + 2)
+            self.assertIn("0 errors", second.stdout)
+        finally:
+            rc, out, err = self.finish(job, timeout=180)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(self.windows(), sorted([f"step-{s1}", f"step-{s2}"]))
+        for first_step, steps in ((s1, 3), (s2, 2)):
+            root = os.path.join(self.trace_dir, f"step-{first_step}")
+            want = list(range(first_step, first_step + steps))
+            for rank in (0, 1):
+                cap = Capture(root, rank=rank)
+                self.assertEqual(cap.device_steps(), want, (root, rank))
+                self.assertEqual(cap.et_steps(), want, (root, rank))
+                self.assertGreaterEqual(cap.rf_coverage(), 0.99)
+            checked = run_check([root])
+            self.assertEqual(checked.returncode, 0, checked.stdout + checked.stderr)
+            self.assertIn("2 ranks, 0 errors", checked.stdout)
 
 
 class BadInput(OnDemandCase):
