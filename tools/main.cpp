@@ -12,6 +12,7 @@
 #include "link/link_command.h"
 #include "config_command.h"
 #include "report/report_command.h"
+#include "trigger/trigger_command.h"
 #include "common/usage.h"
 #include "config/config_vars.h"
 #include "config/nearest_name.h"
@@ -29,6 +30,7 @@ constexpr const char* kUsage =
     "  link DIR            merge each rank's ET and device trace into Chakra's ET+ (docs/link.md)\n"
     "  convert DIR|ET+     write Chakra's protobuf ET, PREFIX.R.et, for ASTRA-sim (docs/convert.md)\n"
     "  report DIR|FILE...  step times, top ops, GPU busy and overlap, rank skew (docs/report.md)\n"
+    "  trigger TRACE_DIR   ask a running CHAKRA_ON_DEMAND=1 job to capture steps now (docs/trigger.md)\n"
     "  vars [--markdown]   list every CHAKRA_* variable with its grammar and default\n"
     "  config [--print]    validate this environment's CHAKRA_* variables as the library will\n"
     "\n"
@@ -83,7 +85,7 @@ int run_vars(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) return chakrashim::tools::usage_error("", "give a command: check, link, report, vars or config");
+  if (argc < 2) return chakrashim::tools::usage_error("", "give a command: check, link, report, trigger, vars or config");
   const std::string_view command = argv[1];
   if (command == "-h" || command == "--help" || command == "help") {
     std::fputs(kUsage, stdout);
@@ -107,8 +109,9 @@ int main(int argc, char** argv) {
 #endif
   }
   if (command == "report") return chakrashim::tools::report::run_report_command(argc - 1, argv + 1);
+  if (command == "trigger") return chakrashim::tools::trigger::run_trigger_command(argc - 1, argv + 1);
   std::string why = "unknown command '" + std::string(command) + "'";
-  if (const auto best = chakrashim::config::nearest_name(command, {"check", "link", "convert", "report", "vars", "config"}))
+  if (const auto best = chakrashim::config::nearest_name(command, {"check", "link", "convert", "report", "trigger", "vars", "config"}))
     why += " (did you mean " + std::string(*best) + "?)";
   return chakrashim::tools::usage_error("", why);
 }

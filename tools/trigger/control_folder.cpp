@@ -1,0 +1,199 @@
+#include "trigger/control_folder.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iterator>
+#include <system_error>
+#include <thread>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "trigger/unique_fd.h"
+
+namespace chakrashim::tools::trigger {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// step.json is one short line; anything much larger is not ours.
+constexpr std::size_t kMaxNoteBytes = 64 * 1024;
+
+std::string trimmed(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
+std::string names(const std::vector<JobFolder>& jobs) {
+  std::string out;
+  for (const auto& j : jobs) out += (out.empty() ? "" : ", ") + j.job_id;
+  return out;
+}
+
+double age_of(const window::StepNote& note, double now_s) { return std::max(0.0, now_s - note.time_s); }
+
+bool live(const JobFolder& j, double now_s) { return j.note && age_of(*j.note, now_s) <= kStaleAfterS; }
+
+// Why one job folder cannot be triggered, in the words of the "no job" line.
+std::string why_not_live(const JobFolder& j, double now_s) {
+  if (!j.has_step_file)
+    return "job " + j.job_id + " has no step.json (a job removes its own when it exits; a new one writes it "
+           "at its first step)";
+  if (!j.note) return "job " + j.job_id + "'s step.json does not decode: " + j.error;
+  return "job " + j.job_id + "'s step.json is " + age_text(age_of(*j.note, now_s)) + " old (" + note_origin(*j.note) +
+         "): the job is gone or hung";
+}
+
+JobChoice fail(int status, std::string message) {
+  JobChoice c;
+  c.status = status;
+  c.message = std::move(message);
+  return c;
+}
+
+// The one folder chosen (by --job, or as the only one with a step.json):
+// usable only if its note decodes and is fresh.
+JobChoice take(const std::string& root, const JobFolder& j, double now_s) {
+  if (j.has_step_file && !j.note)
+    return fail(1, "cannot read " + j.dir + "/" + std::string(window::kStepFileName) + ": " + j.error);
+  if (!live(j, now_s)) return fail(1, "no job publishes its step under " + root + ": " + why_not_live(j, now_s));
+  JobChoice c;
+  c.job = j;
+  return c;
+}
+
+}  // namespace
+
+std::optional<window::StepNote> read_step_note(const std::string& dir, bool& missing, std::string& error) {
+  missing = false;
+  const std::string path = dir + "/" + std::string(window::kStepFileName);
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) {
+    // The job removes it on exit; any other failure to open is worth saying.
+    if (errno == ENOENT || errno == ENOTDIR) missing = true;
+    else error = std::strerror(errno);
+    return std::nullopt;
+  }
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      error = std::strerror(errno);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > kMaxNoteBytes) {
+      error = "larger than " + std::to_string(kMaxNoteBytes) + " bytes";
+      return std::nullopt;
+    }
+  }
+  return window::decode_step_note(text, error);
+}
+
+std::vector<JobFolder> list_job_folders(const std::string& trace_dir, bool& exists) {
+  std::vector<JobFolder> out;
+  const fs::path base = fs::path(trimmed(trace_dir)) / ".chakrashim";
+  std::error_code ec;
+  exists = fs::is_directory(base, ec);
+  if (!exists) return out;
+  for (const auto& entry : fs::directory_iterator(base, ec)) {
+    std::error_code inner;
+    if (!entry.is_directory(inner)) continue;
+    JobFolder j;
+    j.job_id = entry.path().filename().string();
+    j.dir = window::control_dir(trimmed(trace_dir), j.job_id);
+    bool missing = false;
+    j.note = read_step_note(j.dir, missing, j.error);
+    j.has_step_file = !missing;
+    out.push_back(std::move(j));
+  }
+  std::sort(out.begin(), out.end(), [](const JobFolder& a, const JobFolder& b) { return a.job_id < b.job_id; });
+  return out;
+}
+
+JobChoice choose_job(const std::string& trace_dir, const std::optional<std::string>& wanted, double now_s) {
+  const std::string root = trimmed(trace_dir);
+  const std::string base = root + "/.chakrashim";
+  bool exists = false;
+  const auto jobs = list_job_folders(root, exists);
+  if (!exists)
+    return fail(1, "no job publishes its step under " + root + ": there is no " + base +
+                       " (start the job with CHAKRA_ON_DEMAND=1 and CHAKRA_TRACE_DIR=" + root + ")");
+  if (wanted) {
+    const auto it = std::find_if(jobs.begin(), jobs.end(), [&](const JobFolder& j) { return j.job_id == *wanted; });
+    if (it == jobs.end())
+      return fail(1, "no job publishes its step under " + root + ": there is no " + base + "/" + *wanted +
+                         (jobs.empty() ? std::string(" (and no other job folder)") : " (jobs there: " + names(jobs) + ")"));
+    return take(root, *it, now_s);
+  }
+  std::vector<JobFolder> with_note;
+  std::copy_if(jobs.begin(), jobs.end(), std::back_inserter(with_note), [](const JobFolder& j) { return j.has_step_file; });
+  if (with_note.empty())
+    return fail(1, "no job publishes its step under " + root + ": no " + base + "/JOB/step.json" +
+                       (jobs.empty() ? std::string(" (no job folder at all)")
+                                     : " (job folders without one: " + names(jobs) +
+                                           "; a job removes its own when it exits)"));
+  if (with_note.size() == 1) return take(root, with_note[0], now_s);
+  // A job killed hard leaves its step.json behind: among several, the one
+  // that is alive is meant, and the stale ones need no --job to be passed over.
+  std::vector<JobFolder> alive;
+  std::copy_if(with_note.begin(), with_note.end(), std::back_inserter(alive),
+               [&](const JobFolder& j) { return live(j, now_s); });
+  if (alive.size() == 1) return take(root, alive[0], now_s);
+  if (alive.size() > 1) {
+    std::string list;
+    for (const auto& j : alive) list += (list.empty() ? "" : ", ") + j.job_id + " (step " + std::to_string(j.note->step) + ")";
+    return fail(2, "several jobs publish their step under " + base + ": " + list + "; choose one with --job ID");
+  }
+  std::string why;
+  for (const auto& j : with_note) why += (why.empty() ? "" : "; ") + why_not_live(j, now_s);
+  return fail(1, "no job publishes its step under " + root + ": " + why);
+}
+
+window::StepNote with_measured_rate(const std::string& dir, const window::StepNote& note, double patience_s,
+                                    bool& measured) {
+  measured = false;
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + std::chrono::duration<double>(patience_s);
+  while (clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    bool missing = false;
+    std::string error;
+    const auto next = read_step_note(dir, missing, error);
+    if (!next || next->pid != note.pid || next->host != note.host || next->restart != note.restart) continue;
+    if (next->step <= note.step || next->time_s <= note.time_s) continue;
+    window::StepNote out = *next;
+    if (!(out.steps_per_s > 0)) {
+      out.steps_per_s = static_cast<double>(next->step - note.step) / (next->time_s - note.time_s);
+      measured = true;
+    }
+    return out;
+  }
+  return note;
+}
+
+std::string age_text(double seconds) {
+  char buf[48];
+  if (!(seconds >= 0)) seconds = 0;
+  if (seconds < 10) std::snprintf(buf, sizeof buf, "%.1f s", seconds);
+  else if (seconds < 600) std::snprintf(buf, sizeof buf, "%.0f s", seconds);
+  else if (seconds < 3 * 3600) std::snprintf(buf, sizeof buf, "%.0f min", seconds / 60);
+  else std::snprintf(buf, sizeof buf, "%.1f h", seconds / 3600);
+  return buf;
+}
+
+std::string note_origin(const window::StepNote& note) {
+  return "step " + std::to_string(note.step) + ", pid " + std::to_string(note.pid) + " on " +
+         (note.host.empty() ? std::string("an unnamed host") : note.host);
+}
+
+}  // namespace chakrashim::tools::trigger
