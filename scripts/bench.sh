@@ -10,7 +10,9 @@
 #    torch.profiler way over the same steps. bench_spans.py: what op spans
 #    cost per op beside torch.profiler's CPU-only recording, on an op-heavy
 #    loop, in step time and (with valgrind, full mode only) in instructions
-#    under callgrind, which a busy machine does not disturb.
+#    under callgrind, which a busy machine does not disturb; and on-demand
+#    mode waiting for a trigger, beside plain. bench_trigger.py: the latency
+#    from `chakrashim trigger` to the first captured step.
 # 3. bench_memory (device trace, then with the native ET too), bench_et
 #    (torch's ET observer against chakrashim's recorder), bench_check,
 #    bench_link, bench_convert: memory cap, ET cost, check, link, and link +
@@ -59,6 +61,10 @@ else
   echo "bench: no torch or no bridge: the capture benchmark is skipped"
 fi
 # Further benchmarks are appended below, each after an empty line.
+if "$python" -c 'import torch' 2>/dev/null && [ -f "$build/shim/libchakrashim_torch.so" ]; then
+  echo; "$python" "$here/bench_trigger.py" --preload "$preload" \
+    --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" $quick || status=1
+fi
 echo; "$python" "$here/bench_check.py" --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" $quick || status=1
 echo; "$python" "$here/bench_link.py" --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" $quick || status=1
 echo; "$python" "$here/bench_convert.py" --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" $quick || status=1

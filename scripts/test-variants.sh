@@ -48,7 +48,7 @@ log() { echo "[variants] $*"; }
 # failing writes); the CUPTI decoder on the double's records, with the
 # buffer cap; the native ET recorder (its chunks, user threads, memory cap,
 # SIGTERM); tools.check and tools.link whole (the readers, the linker).
-asan_tests='^[A-Z]|^unit\.|^preload\.(exports|runpath|inert|readme_vars)$|^e2e\.(window|exit_and_files|signals|cupti|et_recorder|disk_faults)$|^tools\.(check|link)$'
+asan_tests='^[A-Z]|^unit\.|^preload\.(exports|runpath|inert|readme_vars)$|^e2e\.(window|exit_and_files|signals|cupti|et_recorder|disk_faults|on_demand)$|^tools\.(check|link|trigger)$'
 asan_only="window:test_the_schedule_2_9_1_2 window:test_a_job_that_ends_before_end
   exit_and_files:test_sys_exit_in_mid_window exit_and_files:test_an_uncaught_exception_in_mid_window
   exit_and_files:test_gzip_writes exit_and_files:test_an_unwritable_trace_dir_is_one_line
@@ -57,7 +57,9 @@ asan_only="window:test_the_schedule_2_9_1_2 window:test_a_job_that_ends_before_e
   cupti:test_sigterm_writes_the_gpu_records
   et_recorder:test_user_threads_give_a_valid_et et_recorder:test_memory_cap_cuts
   et_recorder:test_sigterm_in_mid_window_leaves_complete_files
-  disk_faults:test_writes_that_fail_through_rlimit_fsize"
+  disk_faults:test_writes_that_fail_through_rlimit_fsize
+  on_demand:test_three_windows_every_five_steps on_demand:test_sigterm_in_the_second_window
+  on_demand:test_bad_trigger_files_are_ignored"
 # TSan: threads. The unit tests (the rank pools of check, link and report);
 # a capture (the stepping thread, the background writer); the signal handoff
 # (the relay's watcher, the torch.distributed watch thread, 3 gloo runs
@@ -70,7 +72,7 @@ asan_only="window:test_the_schedule_2_9_1_2 window:test_a_job_that_ends_before_e
 # collector (decode thread, the double's worker thread, launches on a user
 # thread); steps on one thread and ops on another; the native recorder with
 # user threads.
-tsan_tests='^[A-Z]|^unit\.|^preload\.(runpath|inert)$|^e2e\.(window|signals|fork|cupti|threads_and_memory|et_recorder)$'
+tsan_tests='^[A-Z]|^unit\.|^preload\.(runpath|inert)$|^e2e\.(window|signals|fork|cupti|threads_and_memory|et_recorder|on_demand)$'
 tsan_only="window:test_a_plain_loop_keeps_exactly window:test_the_schedule_2_9_1_2
   signals:test_sigterm_finalizes_the_files signals:test_sigterm_twice
   signals:test_the_flush_signal_writes_the_files signals:test_sigterm_after_the_flush_signal
@@ -81,7 +83,8 @@ tsan_only="window:test_a_plain_loop_keeps_exactly window:test_the_schedule_2_9_1
   cupti:test_kernels_and_memcpys_are_linked cupti:test_launches_on_a_user_thread
   cupti:test_the_buffer_cap_drops cupti:test_the_flush_signal_writes_the_gpu_records
   threads_and_memory:test_steps_on_a_non_main_thread threads_and_memory:test_the_cap_cuts
-  et_recorder:test_user_threads_give_a_valid_et et_recorder:test_forked_workers_leave"
+  et_recorder:test_user_threads_give_a_valid_et et_recorder:test_forked_workers_leave
+  on_demand:test_a_trigger_file_mid_run on_demand:test_the_trigger_signal_captures"
 san_targets=(chakrashim chakrashim_torch chakrashim_cli chakrashim_unit_tests chakra_runpath_host
              chakra_fixture_outer chakra_fixture_dep chakra_naive_wrapper chakra_thread_count
              chakrashim_cupti_decoder_tests chakra_fake_cupti chakra_fake_cupti_selftest
