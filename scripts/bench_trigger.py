@@ -48,7 +48,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="one trigger: proves the script works")
     ap.add_argument("--triggers", type=int, default=5)
     ap.add_argument("--step-ms", type=float, default=20.0)
-    ap.add_argument("--in-steps", type=int, default=20, help="K of --in K")
+    ap.add_argument("--in-steps", type=int, default=150,
+                    help="K of --in K: at least 2 s of steps, or ranks may be past it when they look")
     args = ap.parse_args()
     triggers = 1 if args.quick else args.triggers
     step_s = args.step_ms / 1000.0

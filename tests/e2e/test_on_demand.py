@@ -185,8 +185,9 @@ class Triggered(OnDemandCase):
         self.window(second, [second, second + 1])
         self.assertIn(f"the trigger trigger-1.json asks for steps {first}-{first + 2}: they go to "
                       f"{self.trace_dir}/step-{first}/", err)
-        # The job is gone: its step is no longer published.
-        self.assertFalse(os.path.exists(os.path.join(self.trace_dir, STEP_FILE)))
+        # The job is gone: its step is no longer published, and its control
+        # files (the triggers) went with it.
+        self.assertFalse(os.path.exists(os.path.join(self.trace_dir, ".chakrashim")))
 
     def test_never_triggered_leaves_nothing_and_says_nothing(self):
         r = run_job("plain_loop.py", [8], job_env(self.trace_dir, CHAKRA_ON_DEMAND=1))
@@ -267,9 +268,15 @@ class BadInput(OnDemandCase):
                 self.write_trigger(name, text)
             # From another restart of the job: not this run's.
             self.write_trigger("trigger-e.json", trigger_text(note["step"] + 30, 2, restart=1))
-            # Already past on this rank.
+            # Already past on this rank: it says so in the control folder too,
+            # for `chakrashim trigger --wait`.
             self.write_trigger("trigger-f.json", trigger_text(1, 2))
-            time.sleep(1.5)
+            missed = self.wait_for("the missed note", lambda: os.path.exists(
+                self.control("missed-1-rank-0.json")), job)
+            with open(self.control("missed-1-rank-0.json")) as f:
+                missed = json.load(f)
+            self.assertEqual((missed["first_step"], missed["rank"]), (1, 0))
+            self.assertIn("it captures nothing for it", missed["why"])
             good = self.published_step()["step"] + AHEAD
             self.write_trigger("trigger-g.json", trigger_text(good, 2))
             self.wait_for("the good window", lambda: os.path.exists(

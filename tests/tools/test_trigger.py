@@ -469,6 +469,40 @@ class Wait(TriggerCase):
         self.assertIn("rank 1: error [ranks.missing] rank 1 of world size 4 has no files", out)
         self.assertIn("rank 3: error [files.partial]", out)
 
+    def test_a_rank_that_says_it_missed_the_window_ends_the_wait_early(self):
+        # Rank 1 was past the first step when it looked: it leaves a missed
+        # note (the shim's window::Missed) instead of files, and --wait stops
+        # at once rather than at the timeout, with that rank's own words.
+        self.publish(step=1040, world_size=2)
+        p = start_trigger(self.root, "--in", "8", "--wait", "--timeout", "60")
+        self.addCleanup(lambda: p.poll() is None and p.kill())
+        doc = self.wait_for_trigger(p)
+        window = self.window(doc["first_step"])
+        self.write_rank(window, 0, 2, 1048)
+        self.assert_still_waiting(p)  # rank 1 said nothing yet
+        why = ("the trigger %s asks for steps 1048-1052, but this rank is at step 1060 already: "
+               "it captures nothing for it" % self.triggers()[0])
+        with open(os.path.join(self.control(), ".m.tmp"), "w") as f:
+            json.dump({"format": "chakrashim-missed/1", "first_step": 1048, "rank": 1, "why": why}, f)
+        os.rename(os.path.join(self.control(), ".m.tmp"),
+                  os.path.join(self.control(), "missed-1048-rank-1.json"))
+        out, err = p.communicate(timeout=20)
+        self.assertEqual(p.returncode, 1, out + err)
+        self.assertRegex(out, r"window incomplete after [0-9.]+ s: rank 1 captured nothing for it "
+                              r"\(rank 1: %s\)" % re.escape(why))
+        self.assertIn("rank 1: error [ranks.missing]", out)
+
+    def test_a_missed_note_of_another_window_or_an_earlier_run_does_not_count(self):
+        self.publish(step=1040, world_size=1)
+        for name, first in (("missed-1048-rank-0.json", 1048), ("missed-2000-rank-0.json", 1048)):
+            with open(os.path.join(self.control(), name), "w") as f:
+                json.dump({"format": "chakrashim-missed/1", "first_step": first, "rank": 0,
+                           "why": "old"}, f)
+        r = trigger(self.root, "--in", "8", "--wait", "--timeout", "2")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("timed out after", r.stdout)
+        self.assertNotIn("captured nothing", r.stdout)
+
     def test_timeout_with_nothing_written(self):
         self.publish(step=1040, world_size=2)
         r = trigger(self.root, "--wait", "--timeout", "1")

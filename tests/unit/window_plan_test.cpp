@@ -286,6 +286,18 @@ TEST(OnDemandFiles, TriggerRoundTripsAndBadOnesSayWhy) {
       "\"restart\":0}");
 }
 
+TEST(OnDemandFiles, MissedRoundTrips) {
+  EXPECT_EQ(missed_file_name(1300, 7), "missed-1300-rank-7.json");
+  std::string error;
+  const auto back = decode_missed(encode_missed(Missed{1300, 7, "past: at step 1400"}), error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(back->first_step, 1300u);
+  EXPECT_EQ(back->rank, 7u);
+  EXPECT_EQ(back->why, "past: at step 1400");
+  EXPECT_FALSE(decode_missed(encode_trigger(Trigger{1, 1, 0, 0, ""}), error));
+  EXPECT_FALSE(decode_missed("{\"format\":\"chakrashim-missed/1\",\"rank\":1}", error));
+}
+
 TEST(OnDemandFiles, StepNoteRejectsWhatIsNotOne) {
   std::string error;
   EXPECT_FALSE(decode_step_note("{}", error));

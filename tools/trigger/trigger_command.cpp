@@ -174,6 +174,14 @@ std::string incomplete_text(const WindowStatus& s, const std::vector<std::uint64
         " still writing (a .partial file, or the ET without its device trace)");
   if (s.other_partials > 0)
     add(std::to_string(s.other_partials) + " other .partial file" + (s.other_partials == 1 ? "" : "s") + " remain");
+  if (!s.missed.empty()) {
+    std::vector<std::uint64_t> ranks;
+    for (const auto& [rank, why] : s.missed) ranks.push_back(rank);
+    // The first rank's own words; the others missed it the same way, or
+    // their logs say how.
+    add(some_ranks(ranks) + " captured nothing for it (rank " + std::to_string(s.missed.front().first) +
+        ": " + s.missed.front().second + ")");
+  }
   return out;
 }
 
@@ -228,11 +236,13 @@ class WaitProgress {
 };
 
 int wait_and_check(const Options& options, const window::StepNote& note, const std::string& control_dir,
-                   const std::string& window_dir, const ExpectedRanks& expected, std::set<std::string> earlier) {
+                   const std::string& window_dir, std::uint64_t first_step, const ExpectedRanks& expected,
+                   std::set<std::string> earlier) {
   WaitOptions w;
   w.control_dir = control_dir;
   w.window_dir = window_dir;
   w.job_id = note.job_id;
+  w.first_step = first_step;
   w.expected = expected.ranks;
   w.earlier = std::move(earlier);
   w.restart = note.restart;
@@ -265,6 +275,9 @@ int wait_and_check(const Options& options, const window::StepNote& note, const s
       std::printf("job %s stopped publishing its step (its last note, %s, is %s old): %s\n", note.job_id.c_str(),
                   note_origin(*result.last_note).c_str(), age_text(unix_now() - result.last_note->time_s).c_str(),
                   missing.c_str());
+      break;
+    case WaitEnd::missed:
+      std::printf("window incomplete after %s: %s\n", waited.c_str(), missing.c_str());
       break;
     case WaitEnd::job_restarted:
       std::printf("job %s restarted (restart count %llu; the trigger was for %llu), and a restarted job does not "
@@ -309,7 +322,10 @@ int run_trigger_command(int argc, char** argv) {
   if (!expected.note.empty()) std::fprintf(stderr, "chakrashim trigger: warning: %s\n", expected.note.c_str());
   // Taken before the trigger exists, so that nothing of this window is in it.
   std::set<std::string> earlier;
-  if (options.wait) earlier = final_files_now(window_dir, note.job_id);
+  if (options.wait) {
+    earlier = final_files_now(window_dir, note.job_id);
+    earlier.merge(missed_notes_now(job.dir, plan.first_step));
+  }
 
   window::Trigger trigger;
   trigger.first_step = plan.first_step;
@@ -335,7 +351,7 @@ int run_trigger_command(int argc, char** argv) {
               note.host.empty() ? "an unnamed host" : note.host.c_str(), when.c_str());
   if (!options.wait) return 0;
   std::fflush(stdout);
-  return wait_and_check(options, note, job.dir, window_dir, expected, std::move(earlier));
+  return wait_and_check(options, note, job.dir, window_dir, plan.first_step, expected, std::move(earlier));
 }
 
 }  // namespace chakrashim::tools::trigger

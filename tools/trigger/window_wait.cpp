@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <map>
 #include <system_error>
 #include <thread>
@@ -57,6 +59,18 @@ bool list_runs(const std::string& window_dir, const std::string& job_id, Folder 
     }
   }
   return true;
+}
+
+// A small file whole (a rank's missed note); nullopt if it cannot be read.
+std::optional<std::string> read_file_text(const std::string& path, std::string& error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = "cannot open";
+    return std::nullopt;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 }  // namespace
@@ -139,6 +153,40 @@ WindowStatus window_status(const std::string& window_dir, const std::string& job
   return status;
 }
 
+std::set<std::string> missed_notes_now(const std::string& control_dir, std::uint64_t first_step) {
+  std::set<std::string> out;
+  const std::string prefix = "missed-" + std::to_string(first_step) + "-rank-";
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(control_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) == 0) out.insert(entry.path().string());
+  }
+  return out;
+}
+
+WindowStatus window_status(const std::string& window_dir, const std::string& job_id,
+                           const std::vector<std::uint64_t>& expected, const std::set<std::string>& earlier,
+                           const std::string& control_dir, std::uint64_t first_step) {
+  WindowStatus status = window_status(window_dir, job_id, expected, earlier);
+  if (status.missing.empty()) return status;
+  std::map<std::uint64_t, std::string> said;
+  for (const auto& path : missed_notes_now(control_dir, first_step)) {
+    if (earlier.count(path)) continue;
+    std::string error;
+    const auto text = read_file_text(path, error);
+    const auto missed = text ? window::decode_missed(*text, error) : std::nullopt;
+    if (missed && missed->first_step == first_step) said[missed->rank] = missed->why;
+  }
+  std::vector<std::uint64_t> still_missing;
+  for (const auto r : status.missing) {
+    const auto it = said.find(r);
+    if (it == said.end()) still_missing.push_back(r);
+    else status.missed.emplace_back(r, it->second);
+  }
+  status.missing = std::move(still_missing);
+  return status;
+}
+
 WaitResult wait_for_window(const WaitOptions& options) {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
@@ -149,10 +197,15 @@ WaitResult wait_for_window(const WaitOptions& options) {
   WaitResult result;
   double gone_at = -1;  // when step.json was first found missing; -1: it is there
   for (;;) {
-    result.status = window_status(options.window_dir, options.job_id, options.expected, options.earlier);
+    result.status = window_status(options.window_dir, options.job_id, options.expected, options.earlier,
+                                  options.control_dir, options.first_step);
     result.waited_s = since_start();
     if (result.status.complete()) {
       result.end = WaitEnd::complete;
+      return result;
+    }
+    if (result.status.settled()) {
+      result.end = WaitEnd::missed;
       return result;
     }
     // Files still .partial are being written: whatever the job's state,

@@ -30,7 +30,12 @@ struct WindowStatus {
   std::vector<std::uint64_t> missing;  // nothing of theirs yet
   std::uint64_t other_partials = 0;    // .partial files of no expected rank (or whose name gives none)
   std::vector<std::string> folders;    // JOB_chakra[.i]/JOB_kineto[.i] holding this window's files
-  bool complete() const { return writing.empty() && missing.empty() && other_partials == 0; }
+  // Ranks that said they capture nothing for this window (missed-S-rank-R.json
+  // in the control folder), with the line they logged; not in `missing`.
+  std::vector<std::pair<std::uint64_t, std::string>> missed;
+  bool complete() const { return writing.empty() && missing.empty() && other_partials == 0 && missed.empty(); }
+  // Every expected rank is done or has said it misses the window.
+  bool settled() const { return writing.empty() && missing.empty() && other_partials == 0; }
 };
 
 // The final rank files of `job_id` under `window_dir` now. Taken before the
@@ -44,17 +49,26 @@ std::set<std::string> final_files_now(const std::string& window_dir, const std::
 // alone is a rank still writing), else the ET.
 WindowStatus window_status(const std::string& window_dir, const std::string& job_id,
                            const std::vector<std::uint64_t>& expected, const std::set<std::string>& earlier);
+// The same, with the missed notes of the window that begins at `first_step`
+// read from `control_dir` (those in `earlier` are an earlier run's).
+WindowStatus window_status(const std::string& window_dir, const std::string& job_id,
+                           const std::vector<std::uint64_t>& expected, const std::set<std::string>& earlier,
+                           const std::string& control_dir, std::uint64_t first_step);
+// The missed notes of that window now (paths), for `earlier`.
+std::set<std::string> missed_notes_now(const std::string& control_dir, std::uint64_t first_step);
 
 enum class WaitEnd {
   complete,
   timed_out,
   job_exited,    // step.json went away (and nothing is being written any more)
   job_stale,     // step.json stopped being rewritten (and nothing is being written)
-  job_restarted  // a restarted job ignores a trigger from before its restart
+  job_restarted,  // a restarted job ignores a trigger from before its restart
+  missed          // every rank is done or said it captures nothing, and some did
 };
 
 struct WaitOptions {
   std::string control_dir, window_dir, job_id;
+  std::uint64_t first_step = 0;  // the window's (for the ranks' missed notes)
   std::vector<std::uint64_t> expected;
   std::set<std::string> earlier;
   std::uint64_t restart = 0;  // the trigger's

@@ -584,16 +584,22 @@ void Capture::request_window_locked(std::uint64_t first_step, std::uint64_t step
       log_info(asked + ": they go to " + std::string(config_.trace_dir) + "/" +
                window::window_folder_name(out.window.start) + "/");
       break;
-    case window::Verdict::past:
-      log_warn(asked + ", but this rank is at step " + std::to_string(current) +
-               " already: it captures nothing for it (trigger further ahead, e.g. a larger --in)");
+    case window::Verdict::past: {
+      const std::string why = asked + ", but this rank is at step " + std::to_string(current) +
+                              " already: it captures nothing for it (trigger further ahead, e.g. a "
+                              "larger --in)";
+      log_warn(why);
+      triggers_.note_missed(window::Missed{out.window.start, config_.rank, why});
       break;
+    }
     case window::Verdict::overlaps: {
       const bool open = armed_ && out.conflict && window_planned_ &&
                         out.conflict->start == window_->schedule().start;
-      log_warn(asked + ": refused, it overlaps the window of steps " +
-               window::steps_text(*out.conflict) + (open ? ", open now" : ", planned") +
-               "; trigger again for steps after " + std::to_string(out.conflict->end));
+      const std::string why = asked + ": refused, it overlaps the window of steps " +
+                              window::steps_text(*out.conflict) + (open ? ", open now" : ", planned") +
+                              "; trigger again for steps after " + std::to_string(out.conflict->end);
+      log_warn(why);
+      triggers_.note_missed(window::Missed{out.window.start, config_.rank, why});
       break;
     }
   }
@@ -602,9 +608,13 @@ void Capture::request_window_locked(std::uint64_t first_step, std::uint64_t step
 void Capture::plan_next_window_locked() {
   std::vector<window::Schedule> missed;
   const auto next = plan_->next(window_->current(), &missed);
-  for (const auto& m : missed)
-    log_warn("the window of steps " + window::steps_text(m) + " could not begin: this rank was at step " +
-             std::to_string(window_->current()) + " when the window before it ended");
+  for (const auto& m : missed) {
+    const std::string why = "the window of steps " + window::steps_text(m) +
+                            " could not begin: this rank was at step " +
+                            std::to_string(window_->current()) + " when the window before it ended";
+    log_warn(why);
+    triggers_.note_missed(window::Missed{m.start, config_.rank, why});
+  }
   if (next) {
     window_->replan(*next);
     window_planned_ = true;

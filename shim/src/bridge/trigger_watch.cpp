@@ -116,6 +116,54 @@ std::vector<std::pair<std::string, window::Trigger>> TriggerWatch::take() {
   return std::move(inbox_);
 }
 
+void TriggerWatch::note_missed(window::Missed missed) {
+  if (!started_.load()) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) return;
+    outbox_.push_back(std::move(missed));
+  }
+  cv_.notify_all();
+}
+
+void TriggerWatch::write_missed() {
+  std::vector<window::Missed> out;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    out.swap(outbox_);
+  }
+  for (const auto& m : out) {
+    std::string error;
+    if (!write_by_rename(params_.control_dir, window::missed_file_name(m.first_step, m.rank),
+                         window::encode_missed(m), error))
+      log_debug("cannot leave word of the missed window for `chakrashim trigger --wait`: " + error);
+  }
+}
+
+void TriggerWatch::remove_control_files() {
+  // The job's triggers and its ranks' missed notes are this run's business
+  // only: once the job ends they would only pile up (a rerun ignores them).
+  const std::string& dir = params_.control_dir;
+  ::unlink((dir + "/" + std::string(window::kStepFileName)).c_str());
+  if (DIR* d = ::opendir(dir.c_str())) {
+    std::vector<std::string> ours;
+    while (const dirent* e = ::readdir(d)) {
+      const std::string name = e->d_name;
+      if (window::is_trigger_file_name(name) ||
+          (name.rfind("missed-", 0) == 0 && name.size() > 5 &&
+           name.compare(name.size() - 5, 5, ".json") == 0))
+        ours.push_back(name);
+    }
+    ::closedir(d);
+    for (const auto& name : ours) ::unlink((dir + "/" + name).c_str());
+  }
+  // rmdir fails, harmlessly, while anything else (another job's folder) remains.
+  if (::rmdir(dir.c_str()) == 0) {
+    const auto slash = dir.rfind('/');
+    if (slash != std::string::npos) ::rmdir(dir.substr(0, slash).c_str());
+  }
+}
+
 void TriggerWatch::stop_for_exit() {
   if (!started_.load()) return;
   {
@@ -128,13 +176,7 @@ void TriggerWatch::stop_for_exit() {
   // and the thread, once it wakes, publishes nothing more (stopping_).
   if (params_.publisher) {
     std::lock_guard<std::mutex> lock(mutex_);
-    ::unlink((params_.control_dir + "/" + std::string(window::kStepFileName)).c_str());
-    // Left empty by a job never triggered: nothing of ours stays behind.
-    // (rmdir fails, harmlessly, while trigger files or another job's folder remain.)
-    if (::rmdir(params_.control_dir.c_str()) == 0) {
-      const auto slash = params_.control_dir.rfind('/');
-      if (slash != std::string::npos) ::rmdir(params_.control_dir.substr(0, slash).c_str());
-    }
+    remove_control_files();
   }
 }
 
@@ -142,6 +184,7 @@ void TriggerWatch::run() {
   bool first = true;
   for (;;) {
     const auto now = std::chrono::steady_clock::now();
+    write_missed();
     if (params_.publisher) publish(now);
     look_for_triggers(first);
     first = false;
@@ -153,6 +196,8 @@ void TriggerWatch::run() {
 void TriggerWatch::publish(std::chrono::steady_clock::time_point now) {
   const std::uint64_t step = step_.load(std::memory_order_relaxed);
   if (published_step_ && *published_step_ == step && now - published_at_ < kHeartbeat) return;
+  // At most once a second, also when note_missed woke the thread early.
+  if (published_step_ && now - published_at_ < std::chrono::seconds(1)) return;
   if (!published_step_) {
     const auto made = files::make_dirs(params_.control_dir);
     if (!made.ok) {

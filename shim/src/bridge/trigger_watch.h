@@ -51,6 +51,9 @@ class TriggerWatch {
   bool has_triggers() const { return has_triggers_.load(std::memory_order_relaxed); }
   // The triggers found since the last call, each with its file name.
   std::vector<std::pair<std::string, window::Trigger>> take();
+  // This rank captures nothing for a requested window: the thread writes
+  // missed-S-rank-R.json at once (for `chakrashim trigger --wait`).
+  void note_missed(window::Missed missed);
 
   // At exit: the thread stops looking, and the publishing rank removes its
   // step.json (no job publishes here any more). Never blocks on the thread.
@@ -60,6 +63,9 @@ class TriggerWatch {
   void run();
   void publish(std::chrono::steady_clock::time_point now);
   void look_for_triggers(bool first_look);
+  void write_missed();
+  // At exit, on the publishing rank: the job's control files and folders.
+  void remove_control_files();
 
   Params params_;
   std::atomic<bool> started_{false};
@@ -70,6 +76,7 @@ class TriggerWatch {
   std::condition_variable cv_;
   bool stopping_ = false;
   std::vector<std::pair<std::string, window::Trigger>> inbox_;
+  std::vector<window::Missed> outbox_;
 
   // The thread's own (no lock): what it saw and published.
   std::set<std::string> seen_;

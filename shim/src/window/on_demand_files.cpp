@@ -7,6 +7,7 @@ namespace chakrashim::window {
 namespace {
 constexpr std::string_view kStepFormat = "chakrashim-step/1";
 constexpr std::string_view kTriggerFormat = "chakrashim-trigger/1";
+constexpr std::string_view kMissedFormat = "chakrashim-missed/1";
 
 bool unsigned_field(const nlohmann::json& j, const char* key, std::uint64_t& out,
                     std::string& error) {
@@ -143,6 +144,27 @@ std::optional<Trigger> decode_trigger(std::string_view text, std::string& error)
   if (const auto it = j->find("requested_by"); it != j->end() && it->is_string())
     t.requested_by = it->get<std::string>();
   return t;
+}
+
+std::string missed_file_name(std::uint64_t first_step, std::uint64_t rank) {
+  return "missed-" + std::to_string(first_step) + "-rank-" + std::to_string(rank) + ".json";
+}
+
+std::string encode_missed(const Missed& m) {
+  const nlohmann::json j = {{"format", kMissedFormat}, {"first_step", m.first_step},
+                            {"rank", m.rank}, {"why", m.why}};
+  return j.dump() + "\n";
+}
+
+std::optional<Missed> decode_missed(std::string_view text, std::string& error) {
+  const auto j = parse_object(text, kMissedFormat, error);
+  if (!j) return std::nullopt;
+  Missed m;
+  if (!unsigned_field(*j, "first_step", m.first_step, error) ||
+      !unsigned_field(*j, "rank", m.rank, error))
+    return std::nullopt;
+  if (const auto it = j->find("why"); it != j->end() && it->is_string()) m.why = it->get<std::string>();
+  return m;
 }
 
 }  // namespace chakrashim::window

@@ -62,6 +62,20 @@ std::string encode_trigger(const Trigger& trigger);
 // one line that says why (`error`).
 std::optional<Trigger> decode_trigger(std::string_view text, std::string& error);
 
+// A rank that captures nothing for a requested window (it was past its
+// first step, or another window was in the way) says so in
+// missed-S-rank-R.json beside the triggers, so that `chakrashim trigger
+// --wait` stops waiting for that rank and says why.
+struct Missed {
+  std::uint64_t first_step = 0;
+  std::uint64_t rank = 0;
+  std::string why;  // the rank's own log line
+};
+//   (1300, 7) -> "missed-1300-rank-7.json"
+std::string missed_file_name(std::uint64_t first_step, std::uint64_t rank);
+std::string encode_missed(const Missed& missed);
+std::optional<Missed> decode_missed(std::string_view text, std::string& error);
+
 // Bounds on a trigger's size: a window that long would exhaust any budget.
 inline constexpr std::uint64_t kMaxTriggerSteps = 100000;
 
