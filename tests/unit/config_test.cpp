@@ -52,7 +52,17 @@ struct VarCase {
   std::string good;
   std::function<void(const Config&)> check;
   std::vector<std::string> bad;
+  // Other variables the case needs (CHAKRA_TRIGGER_SIGNAL needs
+  // CHAKRA_ON_DEMAND=1), set for the good value and the bad ones alike.
+  std::vector<std::pair<std::string, std::string>> needs = {};
 };
+
+EnvSnapshot case_env(const VarCase& c, std::string_view value) {
+  auto env = enabled_env();
+  for (const auto& [name, v] : c.needs) env.set(name, v);
+  env.set(c.name, value);
+  return env;
+}
 
 const std::vector<VarCase>& var_cases() {
   static const std::vector<VarCase> cases = {
@@ -69,6 +79,20 @@ const std::vector<VarCase>& var_cases() {
        {"+1", "one", ""}},
       {"CHAKRA_ACTIVE_STEPS", "4", [](const Config& c) { EXPECT_EQ(c.active_steps, 4u); },
        {"a", "-4", "4 "}},
+      {"CHAKRA_REPEAT_EVERY", "1000",
+       [](const Config& c) { EXPECT_EQ(c.repeat_every, 1000u); }, {"x", "-5", "1e3", ""},
+       {{"CHAKRA_START_STEP", "10"}, {"CHAKRA_END_STEP", "12"}}},
+      {"CHAKRA_REPEAT_UNTIL", "5000",
+       [](const Config& c) { EXPECT_EQ(c.repeat_until, std::optional<std::uint64_t>(5000)); },
+       {"never", "-1", ""}, {{"CHAKRA_REPEAT_EVERY", "100"}}},
+      {"CHAKRA_ON_DEMAND", "on", [](const Config& c) { EXPECT_TRUE(c.on_demand); },
+       {"demand", "2"}},
+      {"CHAKRA_TRIGGER_SIGNAL", "sigusr1",
+       [](const Config& c) { EXPECT_EQ(c.trigger_signal, SIGUSR1); }, {"TERM", "10", "usr3"},
+       {{"CHAKRA_ON_DEMAND", "1"}}},
+      {"CHAKRA_TRIGGER_STEPS", "100000",
+       [](const Config& c) { EXPECT_EQ(c.trigger_steps, 100000u); }, {"0", "100001", "five", ""},
+       {{"CHAKRA_ON_DEMAND", "1"}}},
       {"CHAKRA_TRACE_DIR", "/data/traces",
        [](const Config& c) { EXPECT_EQ(c.trace_dir, "/data/traces"); }, {""}},
       {"CHAKRA_RANKS", "0,4-7",
@@ -172,7 +196,7 @@ TEST(ParseConfig, StartStepZeroIsAcceptedWithAWarning) {
 TEST(ParseConfig, AcceptsAGoodValueForEveryVariable) {
   for (const auto& c : var_cases()) {
     SCOPED_TRACE(std::string(c.name) + "=" + c.good);
-    const auto r = parse_config(with(enabled_env(), c.name, c.good));
+    const auto r = parse_config(case_env(c, c.good));
     EXPECT_TRUE(r.enabled);
     EXPECT_TRUE(r.errors.empty()) << joined(r.errors);
     EXPECT_TRUE(r.warnings.empty()) << joined(r.warnings);
@@ -186,7 +210,7 @@ TEST(ParseConfig, GivesOneLineWithNameValueAndGrammarForEveryBadValue) {
     const std::string_view grammar = spec_of(c.name).grammar;
     for (const auto& bad : c.bad) {
       SCOPED_TRACE(std::string(c.name) + "='" + bad + "'");
-      const auto r = parse_config(with(enabled_env(), c.name, bad));
+      const auto r = parse_config(case_env(c, bad));
       EXPECT_TRUE(r.enabled);
       EXPECT_FALSE(r.config) << "a bad value must leave the shim inert";
       ASSERT_EQ(r.errors.size(), 1u) << joined(r.errors);
@@ -210,6 +234,94 @@ TEST(ParseConfig, GivesOneLinePerBadVariable) {
   EXPECT_TRUE(contains(joined(r.errors), "CHAKRA_START_STEP='x'"));
   EXPECT_TRUE(contains(joined(r.errors), "CHAKRA_GZIP='maybe'"));
   EXPECT_TRUE(contains(joined(r.errors), "CHAKRA_MAX_MEMORY='1GB'"));
+}
+
+// ---- windows after the first (docs/on-demand.md) -------------------------------
+
+// The one error line of `env`, which must name `var` and say `why`.
+void expect_one_error(const EnvSnapshot& env, std::string_view var, std::string_view why) {
+  const auto r = parse_config(env);
+  EXPECT_FALSE(r.config);
+  ASSERT_EQ(r.errors.size(), 1u) << joined(r.errors);
+  EXPECT_TRUE(contains(r.errors[0], std::string(var) + "=")) << r.errors[0];
+  EXPECT_TRUE(contains(r.errors[0], why)) << r.errors[0];
+}
+
+TEST(ParseConfig, RepeatedWindowsNeedAStepBetweenThem) {
+  auto env = enabled_env();
+  env.set("CHAKRA_START_STEP", "10");
+  env.set("CHAKRA_END_STEP", "14");
+  env.set("CHAKRA_REPEAT_EVERY", "5");
+  expect_one_error(env, "CHAKRA_REPEAT_EVERY", "expected more than the window's 5 steps");
+  env.set("CHAKRA_REPEAT_EVERY", "6");
+  EXPECT_TRUE(parse_config(env).config);
+  // The default window, step 2 alone: every 2 steps is the closest.
+  auto one = enabled_env();
+  one.set("CHAKRA_REPEAT_EVERY", "1");
+  expect_one_error(one, "CHAKRA_REPEAT_EVERY", "windows need a step between them");
+  one.set("CHAKRA_REPEAT_EVERY", "2");
+  EXPECT_TRUE(parse_config(one).config);
+}
+
+TEST(ParseConfig, RepeatUntilNeedsRepeatEveryAndComesAfterTheFirstWindow) {
+  expect_one_error(with(enabled_env(), "CHAKRA_REPEAT_UNTIL", "50"), "CHAKRA_REPEAT_UNTIL",
+                   "set CHAKRA_REPEAT_EVERY too");
+  auto env = enabled_env();
+  env.set("CHAKRA_START_STEP", "10");
+  env.set("CHAKRA_END_STEP", "12");
+  env.set("CHAKRA_REPEAT_EVERY", "100");
+  env.set("CHAKRA_REPEAT_UNTIL", "11");
+  expect_one_error(env, "CHAKRA_REPEAT_UNTIL", "at or after CHAKRA_END_STEP=12");
+  env.set("CHAKRA_REPEAT_UNTIL", "12");
+  EXPECT_TRUE(parse_config(env).config);
+}
+
+TEST(ParseConfig, OnDemandTakesNoFixedWindow) {
+  for (std::string_view var :
+       {"CHAKRA_START_STEP", "CHAKRA_END_STEP", "CHAKRA_REPEAT_EVERY", "CHAKRA_REPEAT_UNTIL"}) {
+    SCOPED_TRACE(var);
+    auto env = with(enabled_env(), "CHAKRA_ON_DEMAND", "1");
+    env.set(var, "50");
+    const auto r = parse_config(env);
+    EXPECT_FALSE(r.config);
+    // One line for the variable that has no meaning on demand (and none for
+    // the rules between the window variables).
+    ASSERT_GE(r.errors.size(), 1u);
+    EXPECT_TRUE(contains(joined(r.errors), std::string(var) + "='50' is not accepted: not with "
+                                                            "CHAKRA_ON_DEMAND=1"))
+        << joined(r.errors);
+  }
+  // Warm-up steps are welcome: they come before each triggered window's steps.
+  auto env = with(enabled_env(), "CHAKRA_ON_DEMAND", "1");
+  env.set("CHAKRA_WARMUP_STEPS", "2");
+  const auto r = parse_config(env);
+  ASSERT_TRUE(r.config) << joined(r.errors);
+  EXPECT_EQ(r.config->warmup_steps, 2u);
+}
+
+TEST(ParseConfig, TheTriggerSignalNeedsOnDemandAndDiffersFromTheFlushSignal) {
+  expect_one_error(with(enabled_env(), "CHAKRA_TRIGGER_SIGNAL", "USR2"), "CHAKRA_TRIGGER_SIGNAL",
+                   "set CHAKRA_ON_DEMAND=1 too");
+  expect_one_error(with(enabled_env(), "CHAKRA_TRIGGER_STEPS", "3"), "CHAKRA_TRIGGER_STEPS",
+                   "set CHAKRA_ON_DEMAND=1 too");
+  auto env = with(enabled_env(), "CHAKRA_ON_DEMAND", "1");
+  env.set("CHAKRA_TRIGGER_SIGNAL", "USR1");
+  env.set("CHAKRA_FLUSH_SIGNAL", "SIGUSR1");
+  expect_one_error(env, "CHAKRA_TRIGGER_SIGNAL", "CHAKRA_FLUSH_SIGNAL is the same signal");
+  env.set("CHAKRA_FLUSH_SIGNAL", "usr2");
+  EXPECT_TRUE(parse_config(env).config);
+  // "none" is no signal at all, and needs nothing.
+  EXPECT_TRUE(parse_config(with(enabled_env(), "CHAKRA_TRIGGER_SIGNAL", "none")).config);
+}
+
+TEST(ParseConfig, WindowModesDefaultToOneFixedWindow) {
+  const auto r = parse_config(enabled_env());
+  ASSERT_TRUE(r.config);
+  EXPECT_EQ(r.config->repeat_every, 0u);
+  EXPECT_FALSE(r.config->repeat_until);
+  EXPECT_FALSE(r.config->on_demand);
+  EXPECT_EQ(r.config->trigger_signal, 0);
+  EXPECT_EQ(r.config->trigger_steps, 5u);
 }
 
 // ---- CHAKRA_PROFILE ------------------------------------------------------------
