@@ -94,3 +94,23 @@ TEST_F(CaptureScan, AMissingFolderIsAnError) {
 
 }  // namespace
 }  // namespace chakrashim::tools
+
+namespace chakrashim::tools {
+namespace {
+
+TEST_F(CaptureScan, WindowsOneLevelDownAreListedInStepOrder) {
+  // Repeated windows (docs/on-demand.md): step-2, step-7, step-12, not the
+  // order of the names' characters.
+  for (const char* w : {"step-12", "step-2", "step-7", "step-100"}) touch(std::string(w) + "/0_kineto/rank-0.json");
+  const auto below = capture_roots_below(root_.string());
+  ASSERT_EQ(below.size(), 4u);
+  EXPECT_EQ(fs::path(below[0]).filename(), "step-2");
+  EXPECT_EQ(fs::path(below[1]).filename(), "step-7");
+  EXPECT_EQ(fs::path(below[2]).filename(), "step-12");
+  EXPECT_EQ(fs::path(below[3]).filename(), "step-100");
+  EXPECT_NE(nothing_found(root_.string()).find("step-2, " + root_.string() + "/step-7"), std::string::npos)
+      << nothing_found(root_.string());
+}
+
+}  // namespace
+}  // namespace chakrashim::tools

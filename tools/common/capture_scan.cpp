@@ -1,6 +1,7 @@
 #include "common/capture_scan.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <map>
 #include <regex>
@@ -161,6 +162,37 @@ ScanResult scan_directory(const std::string& dir) {
   return result;
 }
 
+namespace {
+// Runs of digits compare as numbers: "step-7" before "step-12", as a user
+// reads the windows of one run (docs/on-demand.md).
+bool natural_less(const std::string& a, const std::string& b) {
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const bool da = std::isdigit(static_cast<unsigned char>(a[i])) != 0;
+    const bool db = std::isdigit(static_cast<unsigned char>(b[j])) != 0;
+    if (da && db) {
+      std::size_t ei = i, ej = j;
+      while (ei < a.size() && std::isdigit(static_cast<unsigned char>(a[ei]))) ++ei;
+      while (ej < b.size() && std::isdigit(static_cast<unsigned char>(b[ej]))) ++ej;
+      // Without leading zeros, the longer run is the larger number.
+      std::size_t si = i, sj = j;
+      while (si + 1 < ei && a[si] == '0') ++si;
+      while (sj + 1 < ej && b[sj] == '0') ++sj;
+      if (ei - si != ej - sj) return ei - si < ej - sj;
+      const int c = a.compare(si, ei - si, b, sj, ej - sj);
+      if (c != 0) return c < 0;
+      i = ei;
+      j = ej;
+      continue;
+    }
+    if (a[i] != b[j]) return a[i] < b[j];
+    ++i;
+    ++j;
+  }
+  return a.size() - i < b.size() - j;
+}
+}  // namespace
+
 std::vector<std::string> capture_roots_below(const std::string& dir) {
   std::vector<std::string> out;
   std::error_code ec;
@@ -174,7 +206,7 @@ std::vector<std::string> capture_roots_below(const std::string& dir) {
       }
     }
   }
-  std::sort(out.begin(), out.end());
+  std::sort(out.begin(), out.end(), natural_less);
   return out;
 }
 
