@@ -324,6 +324,16 @@ class BadInput(OnDemandCase):
                 self.assertEqual(len(looking), 1, r.stderr)
                 self.assertIn("and publishing the step there", looking[0])
 
+    def test_a_forked_child_that_steps_never_looks_and_dies_of_the_trigger_signal(self):
+        r = run_job("fork_stepper.py", [6],
+                    job_env(self.trace_dir, CHAKRA_ON_DEMAND=1, CHAKRA_TRIGGER_SIGNAL="USR2",
+                            CHAKRA_LOG_LEVEL="debug"))
+        self.assert_ran(r)
+        self.assertIn("child ended by SIGUSR2", r.stdout)
+        looking = [l for l in r.stderr.splitlines() if "looking for triggers in" in l]
+        self.assertEqual(len(looking), 1, r.stderr)
+        self.assertEqual(self.windows(), [])
+
     def test_bad_variables_are_one_line_each_and_the_library_stays_inert(self):
         cases = {
             "CHAKRA_REPEAT_EVERY": (dict(CHAKRA_START_STEP=2, CHAKRA_END_STEP=4,

@@ -133,6 +133,10 @@ void Capture::attach_locked(const chakrashim_capture_config& config) {
   window_.emplace(planned.value_or(window::WindowPlan::never()));
   window_planned_ = planned.has_value();
   window_done_ = !planned && !on_demand_;
+  // On demand, a child forked at any time must never look for triggers nor
+  // publish this rank's step (nor keep our trigger signal's handler): the
+  // fork guard turns it off, as it does a child forked in a window.
+  if (on_demand_) install_fork_guard();
   if (config.trigger_signal != 0 && !TriggerSignal::install(config.trigger_signal))
     log_warn("cannot install the handler of " + signal_name(config.trigger_signal) +
              " (CHAKRA_TRIGGER_SIGNAL): it triggers nothing");
@@ -732,6 +736,7 @@ void Capture::finalize_for_signal(int sig) {
 void Capture::on_forked_child() {
   dead_.store(true, std::memory_order_relaxed);
   signals_.reset_in_forked_child();
+  TriggerSignal::reset_in_forked_child();
   const int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
   if (devnull >= 0) {
     for (auto& slot : et_fds_) {

@@ -281,6 +281,7 @@ void TriggerWatch::look_for_triggers(bool first_look) {
 }
 
 std::atomic<bool> TriggerSignal::requested_{false};
+std::atomic<int> TriggerSignal::signal_{0};
 struct sigaction TriggerSignal::previous_ {};
 
 bool TriggerSignal::install(int sig) {
@@ -288,7 +289,19 @@ bool TriggerSignal::install(int sig) {
   ours.sa_sigaction = &handler;
   ours.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&ours.sa_mask);
-  return ::sigaction(sig, &ours, &previous_) == 0;
+  if (::sigaction(sig, &ours, &previous_) != 0) return false;
+  signal_.store(sig);
+  return true;
+}
+
+void TriggerSignal::reset_in_forked_child() {
+  const int sig = signal_.load(std::memory_order_relaxed);
+  if (sig == 0) return;
+  // Only if ours is still the one installed (the job may have put its own).
+  struct sigaction now {};
+  if (::sigaction(sig, nullptr, &now) == 0 && (now.sa_flags & SA_SIGINFO) &&
+      now.sa_sigaction == &handler)
+    ::sigaction(sig, &previous_, nullptr);
 }
 
 void TriggerSignal::handler(int sig, siginfo_t* info, void* context) {

@@ -98,11 +98,15 @@ class TriggerSignal {
   static bool install(int sig);
   static bool pending() { return requested_.load(std::memory_order_relaxed); }
   static bool take() { return pending() && requested_.exchange(false); }
+  // In a forked child (async-signal-safe): the job's own disposition back,
+  // so that the signal does to a child what it would without us.
+  static void reset_in_forked_child();
 
  private:
   static void handler(int sig, siginfo_t* info, void* context);
   // Process-wide by nature: a signal handler reaches only statics.
   static std::atomic<bool> requested_;
+  static std::atomic<int> signal_;  // installed for; 0 none
   static struct sigaction previous_;
 };
 
