@@ -83,6 +83,11 @@ class OnDemandCase(CaptureCase):
             said = job.communicate()[1]
         self.fail(f"timed out waiting for {what}; the job said:\n{said}")
 
+    def wait_for_window(self, first_step, job):
+        """Until the window's device trace (written last) is final."""
+        path = os.path.join(self.trace_dir, f"step-{first_step}", "0_kineto", "rank-0.json")
+        return self.wait_for(f"the window at step {first_step}", lambda: os.path.exists(path), job)
+
     def published_step(self):
         try:
             with open(os.path.join(self.trace_dir, STEP_FILE)) as f:
@@ -172,12 +177,10 @@ class Triggered(OnDemandCase):
             self.assertEqual(note["pid"], job.pid)
             first = note["step"] + AHEAD
             self.write_trigger("trigger-1.json", trigger_text(first, 3))
-            self.wait_for("the first window", lambda: os.path.exists(
-                os.path.join(self.trace_dir, f"step-{first}", "0_kineto", "rank-0.json")), job)
+            self.wait_for_window(first, job)
             second = self.published_step()["step"] + AHEAD
             self.write_trigger("trigger-2.json", trigger_text(second, 2))
-            self.wait_for("the second window", lambda: os.path.exists(
-                os.path.join(self.trace_dir, f"step-{second}", "0_kineto", "rank-0.json")), job)
+            self.wait_for_window(second, job)
         finally:
             rc, out, err = self.finish(job)
         self.assertEqual(rc, 0, err)
@@ -279,8 +282,7 @@ class BadInput(OnDemandCase):
             self.assertIn("it captures nothing for it", missed["why"])
             good = self.published_step()["step"] + AHEAD
             self.write_trigger("trigger-g.json", trigger_text(good, 2))
-            self.wait_for("the good window", lambda: os.path.exists(
-                os.path.join(self.trace_dir, f"step-{good}", "0_kineto", "rank-0.json")), job)
+            self.wait_for_window(good, job)
         finally:
             rc, out, err = self.finish(job)
         self.assertEqual(rc, 0, err)

@@ -132,6 +132,9 @@ void TriggerWatch::write_missed() {
     std::lock_guard<std::mutex> lock(mutex_);
     out.swap(outbox_);
   }
+  if (out.empty()) return;
+  std::lock_guard<std::mutex> files(file_mutex_);
+  if (stopping()) return;  // the exit removed the control files
   for (const auto& m : out) {
     std::string error;
     if (!write_by_rename(params_.control_dir, window::missed_file_name(m.first_step, m.rank),
@@ -175,9 +178,14 @@ void TriggerWatch::stop_for_exit() {
   // The thread may be in a slow filesystem call; the file is removed here,
   // and the thread, once it wakes, publishes nothing more (stopping_).
   if (params_.publisher) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> files(file_mutex_);
     remove_control_files();
   }
+}
+
+bool TriggerWatch::stopping() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stopping_;
 }
 
 void TriggerWatch::run() {
@@ -224,8 +232,10 @@ void TriggerWatch::publish(std::chrono::steady_clock::time_point now) {
   note.steps_per_s = steps_per_s_;
   std::string error;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (stopping_) return;  // removed at exit: never written again
+    // Not under mutex_: the training thread takes that one (take(),
+    // note_missed()) and must never wait for the filesystem.
+    std::lock_guard<std::mutex> files(file_mutex_);
+    if (stopping()) return;  // removed at exit: never written again
     if (!write_by_rename(params_.control_dir, std::string(window::kStepFileName),
                          window::encode_step_note(note), error)) {
       if (!publish_failed_said_)

@@ -72,7 +72,12 @@ class TriggerWatch {
   std::atomic<std::uint64_t> step_{0};
   std::atomic<bool> has_triggers_{false};
 
-  std::mutex mutex_;  // guards the fields below
+  bool stopping();
+  // Held while step.json is written, and while the exit removes the control
+  // files: no note is written after that. Taken before mutex_, never while
+  // holding it; the training thread never takes it.
+  std::mutex file_mutex_;
+  std::mutex mutex_;  // guards the fields below; held only briefly
   std::condition_variable cv_;
   bool stopping_ = false;
   std::vector<std::pair<std::string, window::Trigger>> inbox_;

@@ -54,6 +54,12 @@ std::optional<std::string> non_empty(std::string_view v) {
   return std::string(v);
 }
 
+// For a variable whose Config field is optional: set, or parse error.
+std::optional<std::optional<std::uint64_t>> optional_decimal(std::string_view v) {
+  auto n = parse_decimal(v);
+  return n ? std::optional<std::optional<std::uint64_t>>(n) : std::nullopt;
+}
+
 std::optional<LogLevel> parse_level(std::string_view v) {
   const std::string w = ascii_lower(v);
   if (w == "error") return LogLevel::error;
@@ -175,10 +181,7 @@ ParseResult parse_config(const EnvSnapshot& env) {
   r.read("CHAKRA_WARMUP_STEPS", c.warmup_steps, parse_decimal);
   r.read("CHAKRA_ACTIVE_STEPS", c.active_steps, parse_decimal);
   r.read("CHAKRA_REPEAT_EVERY", c.repeat_every, parse_decimal);
-  r.read("CHAKRA_REPEAT_UNTIL", c.repeat_until, [](std::string_view v) {
-    auto n = parse_decimal(v);
-    return n ? std::optional<std::optional<std::uint64_t>>(n) : std::nullopt;
-  });
+  r.read("CHAKRA_REPEAT_UNTIL", c.repeat_until, optional_decimal);
   r.read("CHAKRA_ON_DEMAND", c.on_demand, parse_bool);
   r.read("CHAKRA_TRIGGER_SIGNAL", c.trigger_signal, parse_signal);
   r.read("CHAKRA_TRIGGER_STEPS", c.trigger_steps, [](std::string_view v) {
@@ -191,10 +194,7 @@ ParseResult parse_config(const EnvSnapshot& env) {
     return set ? std::optional<std::optional<RankSet>>(std::move(set)) : std::nullopt;
   });
   if (c.ranks) c.ranks_text = std::string(*r.raw("CHAKRA_RANKS"));
-  r.read("CHAKRA_RANK", c.rank_override, [](std::string_view v) {
-    auto n = parse_decimal(v);
-    return n ? std::optional<std::optional<std::uint64_t>>(n) : std::nullopt;
-  });
+  r.read("CHAKRA_RANK", c.rank_override, optional_decimal);
   r.read("CHAKRA_JOB_ID", c.job_id_override, [](std::string_view v) {
     auto id = parse_job_id(v);
     return id ? std::optional<std::optional<std::string>>(id) : std::nullopt;
