@@ -121,6 +121,17 @@ class Scheduled(OnDemandCase):
         self.assertEqual(len(lines), 3, r.stderr)
         self.assertIn("captured steps [7-8]", lines[1])
 
+    def test_with_torchs_observer_every_window_has_its_et(self):
+        # torch's ExecutionTraceObserver is added and removed once a window.
+        r = run_job("plain_loop.py", [14],
+                    job_env(self.trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=3,
+                            CHAKRA_REPEAT_EVERY=5, CHAKRA_ET_RECORDER="torch"))
+        self.assert_ran(r)
+        self.assertEqual(self.windows(), ["step-12", "step-2", "step-7"])
+        for first in (2, 7, 12):
+            self.window(first, [first, first + 1])
+        self.assertNotIn("error", r.stderr)
+
     def test_without_an_end_windows_repeat_until_the_job_ends(self):
         r = run_job("plain_loop.py", [16],
                     job_env(self.trace_dir, CHAKRA_START_STEP=1, CHAKRA_END_STEP=2,

@@ -84,8 +84,11 @@ bool EtObserver::someone_else_observing() {
 }
 
 bool EtObserver::add(const std::string& partial_path, std::string& error) {
-  if (state_ != State::none) {
-    error = "the Execution Trace observer was already used in this process";
+  // Once removed, torch takes a new observer (repeated and triggered
+  // windows, docs/on-demand.md): its slot is empty again, and the old one is
+  // kept alive by us (remove()).
+  if (added()) {
+    error = "the Execution Trace observer is already added in this process";
     return false;
   }
   bool ok = false;
@@ -125,7 +128,7 @@ void EtObserver::remove() {
   // heap-use-after-free under TSan, with a user thread running ops at the
   // window's end). A reference of ours keeps the object alive for the rest
   // of the process; torch still finalizes the file and unregisters.
-  if (const auto* slot = torch_et_slot()) keep_alive_ = *slot;
+  if (const auto* slot = torch_et_slot()) keep_alive_.push_back(*slot);
   QuietTorchLog quiet;
   impl::removeExecutionTraceObserver();
   state_ = State::removed;

@@ -51,7 +51,9 @@ class EtObserver {
   State state_ = State::none;
   std::vector<int> fds_;
   // The observer torch deletes at remove, kept alive (see remove()).
-  std::shared_ptr<void> keep_alive_;
+  // Every observer this process removed (one per window with torch's
+  // recorder): a few hundred bytes each, for the rest of the process.
+  std::vector<std::shared_ptr<void>> keep_alive_;
 };
 
 }  // namespace chakrashim::bridge
