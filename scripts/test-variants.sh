@@ -47,7 +47,8 @@ log() { echo "[variants] $*"; }
 # of window, end of job, sys.exit, exception, SIGTERM, flush signal, gzip,
 # failing writes); the CUPTI decoder on the double's records, with the
 # buffer cap; the native ET recorder (its chunks, user threads, memory cap,
-# SIGTERM); tools.check and tools.link whole (the readers, the linker).
+# SIGTERM); tools.check and tools.link whole (the readers, the linker);
+# tools.trigger whole; repeated windows and bad trigger files (on demand).
 asan_tests='^[A-Z]|^unit\.|^preload\.(exports|runpath|inert|readme_vars)$|^e2e\.(window|exit_and_files|signals|cupti|et_recorder|disk_faults|on_demand)$|^tools\.(check|link|trigger)$'
 asan_only="window:test_the_schedule_2_9_1_2 window:test_a_job_that_ends_before_end
   exit_and_files:test_sys_exit_in_mid_window exit_and_files:test_an_uncaught_exception_in_mid_window
@@ -58,8 +59,7 @@ asan_only="window:test_the_schedule_2_9_1_2 window:test_a_job_that_ends_before_e
   et_recorder:test_user_threads_give_a_valid_et et_recorder:test_memory_cap_cuts
   et_recorder:test_sigterm_in_mid_window_leaves_complete_files
   disk_faults:test_writes_that_fail_through_rlimit_fsize
-  on_demand:test_three_windows_every_five_steps on_demand:test_sigterm_in_the_second_window
-  on_demand:test_bad_trigger_files_are_ignored"
+  on_demand:test_three_windows_every_five_steps on_demand:test_bad_trigger_files_are_ignored"
 # TSan: threads. The unit tests (the rank pools of check, link and report);
 # a capture (the stepping thread, the background writer); the signal handoff
 # (the relay's watcher, the torch.distributed watch thread, 3 gloo runs
@@ -71,7 +71,7 @@ asan_only="window:test_the_schedule_2_9_1_2 window:test_a_job_that_ends_before_e
 # reuse ids of the parent's, which TSan reports as "dup thread"); the CUPTI
 # collector (decode thread, the double's worker thread, launches on a user
 # thread); steps on one thread and ops on another; the native recorder with
-# user threads.
+# user threads; the trigger watch thread (on demand, trigger files mid-run).
 tsan_tests='^[A-Z]|^unit\.|^preload\.(runpath|inert)$|^e2e\.(window|signals|fork|cupti|threads_and_memory|et_recorder|on_demand)$'
 tsan_only="window:test_a_plain_loop_keeps_exactly window:test_the_schedule_2_9_1_2
   signals:test_sigterm_finalizes_the_files signals:test_sigterm_twice
@@ -84,7 +84,7 @@ tsan_only="window:test_a_plain_loop_keeps_exactly window:test_the_schedule_2_9_1
   cupti:test_the_buffer_cap_drops cupti:test_the_flush_signal_writes_the_gpu_records
   threads_and_memory:test_steps_on_a_non_main_thread threads_and_memory:test_the_cap_cuts
   et_recorder:test_user_threads_give_a_valid_et et_recorder:test_forked_workers_leave
-  on_demand:test_a_trigger_file_mid_run on_demand:test_the_trigger_signal_captures"
+  on_demand:test_a_trigger_file_mid_run"
 san_targets=(chakrashim chakrashim_torch chakrashim_cli chakrashim_unit_tests chakra_runpath_host
              chakra_fixture_outer chakra_fixture_dep chakra_naive_wrapper chakra_thread_count
              chakrashim_cupti_decoder_tests chakra_fake_cupti chakra_fake_cupti_selftest
