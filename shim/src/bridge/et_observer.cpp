@@ -8,6 +8,7 @@
 #include <c10/util/Logging.h>
 #include <torch/csrc/profiler/standalone/execution_trace_observer.h>
 
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 
@@ -46,10 +47,24 @@ std::vector<int> fds_open_on(const std::string& path) {
       found.push_back(fd);
   };
   if (DIR* dir = ::opendir("/proc/self/fd")) {
+    // The link's target first: only a descriptor on the same file is
+    // fstat'ed. Another thread of ours (the writer of an earlier window, still
+    // at work when the next one arms) opens and closes its own descriptors
+    // meanwhile, and an fstat of one of those races with its close.
+    char resolved[PATH_MAX];
+    const bool have_real = ::realpath(path.c_str(), resolved) != nullptr;
     while (dirent* e = ::readdir(dir)) {
       if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
       const int fd = std::atoi(e->d_name);
-      if (fd > 2 && fd != ::dirfd(dir)) match(fd);
+      if (fd <= 2 || fd == ::dirfd(dir)) continue;
+      if (have_real) {
+        char target_path[PATH_MAX];
+        const ssize_t n = ::readlinkat(::dirfd(dir), e->d_name, target_path, sizeof target_path - 1);
+        if (n <= 0) continue;
+        target_path[n] = '\0';
+        if (std::strcmp(target_path, resolved) != 0) continue;
+      }
+      match(fd);
     }
     ::closedir(dir);
   } else {
