@@ -672,5 +672,61 @@ class ManyRanks(CheckCase):
         self.assertIn("rank 42: ok; steps 3,4,5 in both files", v.stdout)
 
 
+class Windows(CheckCase):
+    """A trace root of repeated or triggered windows (docs/on-demand.md):
+    TRACE_DIR/step-S/, each a capture of its own, checked one by one."""
+
+    def window(self, first, ranks=2, drop=None):
+        root = os.path.join(self.root, "step-%d" % first)
+        caps = [RankCapture(r, ranks, steps=(first, first + 1)) for r in range(ranks) if r != drop]
+        write_capture(root, caps)
+        return root
+
+    def test_each_window_is_checked_in_step_order(self):
+        for first in (12, 2, 7):
+            self.window(first)
+        r = check(self.root)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        headers = [l for l in r.stdout.splitlines() if l.endswith(":") and "/step-" in l]
+        self.assertEqual([os.path.basename(h[:-1]) for h in headers], ["step-2", "step-7", "step-12"])
+        self.assertIn("rank 0: ok; steps 7,8 in both files", r.stdout)
+        self.assertEqual(r.stdout.count("2 ranks, 0 errors"), 3)
+        self.assertTrue(r.stdout.rstrip().endswith("chakrashim check: 3 windows, 0 fail"), r.stdout)
+
+    def test_a_window_that_lacks_a_rank_fails_the_check_and_is_named(self):
+        self.window(2)
+        lacking = self.window(7, drop=1)
+        r = check(self.root)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        after = r.stdout.split(lacking + ":\n", 1)[1]
+        self.assertIn("rank 1: error [ranks.missing] rank 1 of world size 2 has no files", after)
+        self.assertIn("chakrashim check: 2 windows, 1 fails", r.stdout)
+
+    def test_json_has_one_document_per_window(self):
+        self.window(2)
+        self.window(7, drop=0)
+        r = check("--json", self.root)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        doc = json.loads(r.stdout)
+        self.assertEqual(list(doc["windows"]), ["step-2", "step-7"])
+        self.assertEqual(doc["windows"]["step-2"]["status"], 0)
+        self.assertEqual(doc["windows"]["step-7"]["status"], 1)
+
+    def test_a_root_with_a_capture_of_its_own_is_checked_as_before(self):
+        write_capture(self.root, [RankCapture(0, 1)])
+        self.window(7, ranks=1)
+        r = check(self.root)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertNotIn("windows", r.stdout)
+        self.assertIn("steps 3,4 in both files", r.stdout)
+
+    def test_other_folders_one_level_down_are_named_not_checked(self):
+        write_capture(os.path.join(self.root, "run-a"), [RankCapture(0, 1)])
+        self.window(7, ranks=1)
+        r = check(self.root)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("captures one level down", r.stdout)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -1,19 +1,25 @@
 #include "check/check_command.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "check/check_runner.h"
 #include "check/render.h"
+#include "common/capture_scan.h"
 #include "common/rank_pool.h"
 #include "common/usage.h"
 
 namespace chakrashim::tools::check {
 
 namespace {
+
+namespace fs = std::filesystem;
 
 constexpr const char* kUsage =
     "usage: chakrashim check [options] DIR\n"
@@ -24,7 +30,9 @@ constexpr const char* kUsage =
     "ProfilerStep#N, Record function ids, GPU ids and streams, equal child spans), the\n"
     "steps and rf_id join between the two, and the folder (.partial leftovers, ranks\n"
     "missing or unpaired). DIR is the trace root (with JOB_chakra/ and JOB_kineto/) or\n"
-    "one of those folders; FILEs are ETs and device traces, plain or .gz.\n"
+    "one of those folders; FILEs are ETs and device traces, plain or .gz. A trace root\n"
+    "that holds only the windows of a repeated or triggered capture (step-S/ folders,\n"
+    "docs/on-demand.md) has each window checked, in step order.\n"
     "\n"
     "One line per problem: 'rank R: error|warning [rule] what: fix', then a summary\n"
     "line per rank. Above 8 ranks the totals come first, ranks with the same clean\n"
@@ -45,6 +53,54 @@ constexpr const char* kUsage =
     "2 usage errors.\n";
 
 int usage_error(const std::string& why) { return tools::usage_error("check", why); }
+
+// A trace root that holds no capture itself but the windows of a repeated or
+// triggered capture (docs/on-demand.md): TRACE_DIR/step-S/, each a capture of
+// its own. Their paths in step order; empty for anything else.
+std::vector<std::string> window_folders(const std::vector<std::string>& paths) {
+  std::error_code ec;
+  if (paths.size() != 1 || !fs::is_directory(paths[0], ec)) return {};
+  const ScanResult here = scan_directory(paths[0]);
+  if (!here.error.empty()) return {};
+  for (const auto& g : here.groups)
+    if (!g.ranks.empty() || !g.partials.empty() || !g.unknown.empty()) return {};  // a capture of its own
+  std::vector<std::string> below = capture_roots_below(paths[0]);
+  static const std::regex kWindow(R"(^step-[0-9]+$)");
+  for (const auto& b : below)
+    if (!std::regex_match(fs::path(b).filename().string(), kWindow)) return {};
+  return below;
+}
+
+// `check TRACE_DIR` on such a root: each window checked as it is, one after
+// the other, under a line that names it; the exit status is the worst.
+int check_windows(const RunRequest& base, const std::vector<std::string>& windows, const TextOptions& text,
+                  bool json) {
+  int worst = 0;
+  std::size_t failing = 0;
+  nlohmann::ordered_json doc = nlohmann::ordered_json::object();
+  for (const auto& w : windows) {
+    RunRequest request = base;
+    request.paths = {w};
+    const RunResult result = run_check(request);
+    if (!result.usage_error.empty()) return usage_error(result.usage_error);
+    const int status = exit_status(count_findings(result.reports), text.strict);
+    worst = std::max(worst, status);
+    failing += status != 0;
+    if (json) {
+      doc[fs::path(w).filename().string()] = render_json(result.reports, text.strict);
+    } else {
+      std::printf("%s:\n", w.c_str());
+      std::fputs(render_text(result.reports, text).c_str(), stdout);
+    }
+  }
+  if (json) {
+    std::printf("%s\n", nlohmann::ordered_json{{"windows", doc}}.dump(2).c_str());
+  } else {
+    std::printf("chakrashim check: %zu windows, %zu %s\n", windows.size(), failing,
+                failing == 1 ? "fails" : "fail");
+  }
+  return worst;
+}
 
 const std::vector<std::string_view> kOptions = {"--json", "--strict", "--quiet", "--verbose", "--step-marker",
                                                 "--jobs", "--help"};
@@ -91,6 +147,8 @@ int run_check_command(int argc, char** argv) {
     }
   }
   if (request.paths.empty()) return usage_error("give a folder or trace files");
+  if (const auto windows = window_folders(request.paths); !windows.empty())
+    return check_windows(request, windows, text, json);
   const RunResult result = run_check(request);
   if (!result.usage_error.empty()) return usage_error(result.usage_error);
   const int status = exit_status(count_findings(result.reports), text.strict);
