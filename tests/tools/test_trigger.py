@@ -286,6 +286,27 @@ class Refusals(TriggerCase):
                                    % self.root)
         self.assertRegex(line, r"is (9[4-9]|10\d) s old \(step 1040, pid 4242 on node1\): the job is gone or hung$")
 
+    def test_a_local_job_killed_without_removing_its_step_json_is_gone_at_once(self):
+        # SIGKILL, or SIGTERM while no window is open: no exit hook removes
+        # step.json. On this host the command sees the process is gone once
+        # the note is older than the 10 s heartbeat, without the 60 s wait.
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        host = socket.gethostname()
+        self.publish(doc=dict(note(age=20), pid=dead.pid, host=host))
+        line = self.assert_failure(self.root, text="no job publishes its step under %s: " % self.root)
+        self.assertIn("its process (step 1040, pid %d on %s) is gone: it was killed before it could "
+                      "remove it" % (dead.pid, host), line)
+        # A younger note is taken as live, whatever kill() says (the job may
+        # run in another PID namespace).
+        self.publish(doc=dict(note(age=2), pid=dead.pid, host=host))
+        r = trigger(self.root, "--in", "8")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        # And one of another host is judged by its age alone.
+        self.publish(doc=dict(note(age=20), pid=dead.pid, host="elsewhere"))
+        r = trigger(self.root, "--in", "8")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
     def test_step_json_that_does_not_decode(self):
         path = os.path.join(self.control(), "step.json")
         bad = dict(note())

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "trigger/unique_fd.h"
@@ -38,7 +39,28 @@ std::string names(const std::vector<JobFolder>& jobs) {
 
 double age_of(const window::StepNote& note, double now_s) { return std::max(0.0, now_s - note.time_s); }
 
-bool live(const JobFolder& j, double now_s) { return j.note && age_of(*j.note, now_s) <= kStaleAfterS; }
+// A live job rewrites its note at least every 10 s (the heartbeat, on a
+// thread of its own whatever its steps do). A note older than this, from a
+// process of this host that no longer exists, is a job killed before it could
+// remove it (SIGKILL, or SIGTERM while no window was open): gone, without
+// waiting kStaleAfterS. Younger notes are always taken as live (a process
+// in another PID namespace would look gone to kill()).
+constexpr double kLocalGoneAfterS = 15;
+
+}  // namespace
+
+bool local_process_gone(const window::StepNote& note, double now_s) {
+  if (age_of(note, now_s) <= kLocalGoneAfterS || note.pid <= 0) return false;
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0 || note.host != host) return false;
+  return ::kill(static_cast<pid_t>(note.pid), 0) != 0 && errno == ESRCH;
+}
+
+namespace {
+
+bool live(const JobFolder& j, double now_s) {
+  return j.note && age_of(*j.note, now_s) <= kStaleAfterS && !local_process_gone(*j.note, now_s);
+}
 
 // Why one job folder cannot be triggered, in the words of the "no job" line.
 std::string why_not_live(const JobFolder& j, double now_s) {
@@ -46,6 +68,9 @@ std::string why_not_live(const JobFolder& j, double now_s) {
     return "job " + j.job_id + " has no step.json (a job removes its own when it exits; a new one writes it "
            "at its first step)";
   if (!j.note) return "job " + j.job_id + "'s step.json does not decode: " + j.error;
+  if (local_process_gone(*j.note, now_s))
+    return "job " + j.job_id + "'s step.json is " + age_text(age_of(*j.note, now_s)) + " old and its process (" +
+           note_origin(*j.note) + ") is gone: it was killed before it could remove it";
   return "job " + j.job_id + "'s step.json is " + age_text(age_of(*j.note, now_s)) + " old (" + note_origin(*j.note) +
          "): the job is gone or hung";
 }

@@ -24,6 +24,11 @@ struct JobFolder {
   std::string error;                     // why step.json did not decode
 };
 
+// The note is older than the 10 s heartbeat (15 s), comes from this host,
+// and its process no longer exists: the job was killed before it could
+// remove it. Younger notes never count as gone.
+bool local_process_gone(const window::StepNote& note, double now_s);
+
 // Reads DIR/step.json: nullopt with `missing` set when there is none, or
 // with `error` set when it does not decode (or cannot be read).
 std::optional<window::StepNote> read_step_note(const std::string& dir, bool& missing, std::string& error);

@@ -230,7 +230,7 @@ WaitResult wait_for_window(const WaitOptions& options) {
           result.end = WaitEnd::job_restarted;
           return result;
         }
-        if (unix_now() - note->time_s > kStaleAfterS && !in_progress) {
+        if ((unix_now() - note->time_s > kStaleAfterS || local_process_gone(*note, unix_now())) && !in_progress) {
           result.end = WaitEnd::job_stale;
           return result;
         }
