@@ -97,8 +97,11 @@ bool write_by_rename(const std::string& dir, const std::string& name, const std:
 }  // namespace
 
 bool TriggerWatch::start(Params params) {
-  if (started_.exchange(true)) return true;
+  // Called once, by the stepping thread under the Capture's lock; params_ is
+  // written before started_ says so (stop_for_exit reads it on another thread).
+  if (started_.load(std::memory_order_acquire)) return true;
   params_ = std::move(params);
+  started_.store(true, std::memory_order_release);
   log_debug("looking for triggers in " + params_.control_dir + " once a second" +
             (params_.publisher ? ", and publishing the step there" : ""));
   try {
@@ -168,7 +171,7 @@ void TriggerWatch::remove_control_files() {
 }
 
 void TriggerWatch::stop_for_exit() {
-  if (!started_.load()) return;
+  if (!started_.load(std::memory_order_acquire)) return;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopping_) return;
