@@ -11,11 +11,10 @@
 #include <system_error>
 #include <thread>
 
-#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
-#include "trigger/unique_fd.h"
+#include "files/small_file.h"
 
 namespace chakrashim::tools::trigger {
 
@@ -98,30 +97,17 @@ JobChoice take(const std::string& root, const JobFolder& j, double now_s) {
 std::optional<window::StepNote> read_step_note(const std::string& dir, bool& missing, std::string& error) {
   missing = false;
   const std::string path = dir + "/" + std::string(window::kStepFileName);
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) {
-    // The job removes it on exit; any other failure to open is worth saying.
-    if (errno == ENOENT || errno == ENOTDIR) missing = true;
-    else error = std::strerror(errno);
+  int open_errno = 0;
+  const auto text = files::read_small_file(path, kMaxNoteBytes, error, &open_errno);
+  if (!text) {
+    // The job removes it on exit; any other failure to read is worth saying.
+    if (open_errno == ENOENT || open_errno == ENOTDIR) {
+      missing = true;
+      error.clear();
+    }
     return std::nullopt;
   }
-  std::string text;
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      error = std::strerror(errno);
-      return std::nullopt;
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > kMaxNoteBytes) {
-      error = "larger than " + std::to_string(kMaxNoteBytes) + " bytes";
-      return std::nullopt;
-    }
-  }
-  return window::decode_step_note(text, error);
+  return window::decode_step_note(*text, error);
 }
 
 std::vector<JobFolder> list_job_folders(const std::string& trace_dir, bool& exists) {

@@ -3,14 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <map>
 #include <system_error>
 #include <thread>
 
 #include "common/capture_scan.h"
 #include "config/value_grammar.h"
+#include "files/small_file.h"
 #include "trigger/control_folder.h"
 
 namespace chakrashim::tools::trigger {
@@ -59,18 +58,6 @@ bool list_runs(const std::string& window_dir, const std::string& job_id, Folder 
     }
   }
   return true;
-}
-
-// A small file whole (a rank's missed note); nullopt if it cannot be read.
-std::optional<std::string> read_file_text(const std::string& path, std::string& error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = "cannot open";
-    return std::nullopt;
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 }  // namespace
@@ -173,7 +160,7 @@ WindowStatus window_status(const std::string& window_dir, const std::string& job
   for (const auto& path : missed_notes_now(control_dir, first_step)) {
     if (earlier.count(path)) continue;
     std::string error;
-    const auto text = read_file_text(path, error);
+    const auto text = files::read_small_file(path, 64 * 1024, error);
     const auto missed = text ? window::decode_missed(*text, error) : std::nullopt;
     if (missed && missed->first_step == first_step) said[missed->rank] = missed->why;
   }

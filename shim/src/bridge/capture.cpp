@@ -128,15 +128,14 @@ void Capture::attach_locked(const chakrashim_capture_config& config) {
     if (config.has_repeat_until) plan.until = config.repeat_until;
   }
   plan_.emplace(plan);
-  on_demand_ = config.on_demand != 0;
   const auto planned = plan_->first();
   window_.emplace(planned.value_or(window::WindowPlan::never()));
   window_planned_ = planned.has_value();
-  window_done_ = !planned && !on_demand_;
+  window_done_ = !planned && !on_demand();
   // On demand, a child forked at any time must never look for triggers nor
   // publish this rank's step (nor keep our trigger signal's handler): the
   // fork guard turns it off, as it does a child forked in a window.
-  if (on_demand_) install_fork_guard();
+  if (on_demand()) install_fork_guard();
   if (config.trigger_signal != 0 && !TriggerSignal::install(config.trigger_signal))
     log_warn("cannot install the handler of " + signal_name(config.trigger_signal) +
              " (CHAKRA_TRIGGER_SIGNAL): it triggers nothing");
@@ -366,12 +365,12 @@ void Capture::arm() {
   pg_node_written_.store(false);
   std::string error;
   chakrashim_capture_config window_config = config_;
+  std::string window_root;  // many windows: each a capture folder of its own, by its first step
   if (plan_->many_windows()) {
-    // Each window is a capture folder of its own, named by its first step.
-    std::string root = config_.trace_dir;
-    while (root.size() > 1 && root.back() == '/') root.pop_back();
-    window_root_ = root + "/" + window::window_folder_name(window_->schedule().start);
-    window_config.trace_dir = window_root_.c_str();
+    window_root = config_.trace_dir;
+    while (window_root.size() > 1 && window_root.back() == '/') window_root.pop_back();
+    window_root += "/" + window::window_folder_name(window_->schedule().start);
+    window_config.trace_dir = window_root.c_str();
   }
   layout_ = prepare_outputs(window_config, host_on_, device_on_, error);
   if (!layout_) {
@@ -527,7 +526,7 @@ void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> par
 }
 
 void Capture::before_step_end_locked() {
-  if (!on_demand_) return;
+  if (!on_demand()) return;
   // The first completed step: a process that never steps never looks.
   if (!triggers_.started()) start_trigger_watch_locked();
   triggers_.note_step(window_->current() + 1);
@@ -627,7 +626,7 @@ void Capture::plan_next_window_locked() {
     return;
   }
   window_planned_ = false;
-  if (on_demand_) {
+  if (on_demand()) {
     window_->replan(window::WindowPlan::never());
     window_done_ = false;
   } else {
@@ -643,7 +642,7 @@ void Capture::at_exit() {
   if (!window_) return;
   if (!ever_armed_) {
     // On demand, no window until asked is the normal case.
-    if (!on_demand_) warn_if_never_armed();
+    if (!on_demand()) warn_if_never_armed();
     return;
   }
   if (armed_) {

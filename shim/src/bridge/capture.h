@@ -165,6 +165,7 @@ class Capture {
   // mutex_ held, once a window ended (or none was planned): the next one.
   void plan_next_window_locked();
   void start_trigger_watch_locked();
+  bool on_demand() const { return plan_ && plan_->mode() == window::PlanMode::on_demand; }
 
   std::mutex mutex_;  // taken through CaptureLock only
   chakrashim_capture_config config_{};
@@ -174,9 +175,6 @@ class Capture {
   std::optional<window::WindowPlan> plan_;
   // window_ holds a window to capture (open or waited for), not never().
   bool window_planned_ = false;
-  bool on_demand_ = false;
-  // Many windows: TRACE_DIR/step-S of the window armed last.
-  std::string window_root_;
   TriggerWatch triggers_;
   EtObserver et_;
   bool et_native_ = false;  // CHAKRA_ET_RECORDER=native: EtRecorder records the ET

@@ -1,8 +1,6 @@
 #include "bridge/trigger_watch.h"
 
 #include <dirent.h>
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -12,6 +10,7 @@
 
 #include "bridge/bridge_log.h"
 #include "files/publish.h"
+#include "files/small_file.h"
 
 namespace chakrashim::bridge {
 
@@ -27,71 +26,6 @@ double unix_now_s() {
   timespec ts;
   ::clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-// Reads a small file whole; nullopt with `error` set if it cannot.
-std::optional<std::string> read_small_file(const std::string& path, std::string& error) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) {
-    error = std::strerror(errno);
-    return std::nullopt;
-  }
-  std::string text;
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      error = std::strerror(errno);
-      ::close(fd);
-      return std::nullopt;
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > kMaxTriggerBytes) {
-      error = "larger than " + std::to_string(kMaxTriggerBytes) + " bytes";
-      ::close(fd);
-      return std::nullopt;
-    }
-  }
-  ::close(fd);
-  return text;
-}
-
-// Writes `text` to dir/name through a temporary name and a rename, so that a
-// reader sees the old document or the new one, never a part.
-bool write_by_rename(const std::string& dir, const std::string& name, const std::string& text,
-                     std::string& error) {
-  const std::string tmp = dir + "/." + name + "." + std::to_string(::getpid()) + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    error = tmp + ": open: " + std::strerror(errno);
-    return false;
-  }
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      error = tmp + ": write: " + std::strerror(errno);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return false;
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::close(fd) != 0) {
-    error = tmp + ": close: " + std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return false;
-  }
-  const std::string final_path = dir + "/" + name;
-  if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
-    error = final_path + ": rename: " + std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return false;
-  }
-  return true;
 }
 
 }  // namespace
@@ -140,8 +74,8 @@ void TriggerWatch::write_missed() {
   if (stopping()) return;  // the exit removed the control files
   for (const auto& m : out) {
     std::string error;
-    if (!write_by_rename(params_.control_dir, window::missed_file_name(m.first_step, m.rank),
-                         window::encode_missed(m), error))
+    if (!files::replace_file(params_.control_dir, window::missed_file_name(m.first_step, m.rank),
+                            window::encode_missed(m), /*durable=*/false, error))
       log_debug("cannot leave word of the missed window for `chakrashim trigger --wait`: " + error);
   }
 }
@@ -239,8 +173,8 @@ void TriggerWatch::publish(std::chrono::steady_clock::time_point now) {
     // note_missed()) and must never wait for the filesystem.
     std::lock_guard<std::mutex> files(file_mutex_);
     if (stopping()) return;  // removed at exit: never written again
-    if (!write_by_rename(params_.control_dir, std::string(window::kStepFileName),
-                         window::encode_step_note(note), error)) {
+    if (!files::replace_file(params_.control_dir, std::string(window::kStepFileName),
+                            window::encode_step_note(note), /*durable=*/false, error)) {
       if (!publish_failed_said_)
         log_error("cannot publish the step for `chakrashim trigger` (" + error +
                   "): triggers cannot find this job; the job runs on");
@@ -276,7 +210,7 @@ void TriggerWatch::look_for_triggers(bool first_look) {
     // job id) are not this run's.
     if (first_look) continue;
     std::string error;
-    const auto text = read_small_file(params_.control_dir + "/" + name, error);
+    const auto text = files::read_small_file(params_.control_dir + "/" + name, kMaxTriggerBytes, error);
     std::optional<window::Trigger> trigger;
     if (text) trigger = window::decode_trigger(*text, error);
     if (!trigger) {
