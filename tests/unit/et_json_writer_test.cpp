@@ -293,6 +293,28 @@ TEST(EtJsonWriter, UndefinedTensorAndNoStorage) {
   EXPECT_EQ(n["inputs"]["types"], json::parse(R"J(["Tensor(nullptr (uninitialized))"])J"));
 }
 
+// Type names come from the string table: a quote, a backslash or a newline
+// in one (a dtype, a tag, or one nested in a list) is escaped, and the file
+// stays JSON (found by fuzz.et_json_writer).
+TEST(EtJsonWriter, TypeNamesAreEscaped) {
+  Thread t;
+  Tensor odd{0x10, 0x20};
+  odd.dtype = "q\"\\\n";
+  start(t, {.seq = 1, .handle = 1}, [&](Encoder& e) {
+    put_tensor(t, e, odd);
+    e.value_kind(ValueKind::list);
+    e.u32(1);
+    put_tensor(t, e, odd);
+    e.value_kind(ValueKind::other);
+    e.u32(t.s("a\"b"));
+    return 3u;
+  });
+  end(t, 2, 1);
+  const json n = write({&t})["nodes"][1];
+  EXPECT_EQ(n["inputs"]["types"],
+            json({"Tensor(q\"\\\n)", "GenericList[Tensor(q\"\\\n)]", "a\"b"}));
+}
+
 // Two threads merged by seq; a backward op on thread 2 takes its fw_parent
 // from the top of thread 1's stack at its start.
 TEST(EtJsonWriter, ThreadsMergeBySeqAndFwParent) {

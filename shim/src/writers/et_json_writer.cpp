@@ -158,8 +158,16 @@ class Replay {
     if (depth > kMaxValueDepth) return false;
     const auto kind = static_cast<ValueKind>(c.u8());
     bool ok = !c.failed();
+    // A nested item's type stays raw: it becomes part of its list's
+    // "GenericList[...]" text, which is escaped once, as a whole, here.
+    // (Names come from the string table: a dtype or tag with a quote in it
+    // must not end the JSON string.)
     const auto quoted = [&](std::string type) {
-      return base_type ? "\"" + type + "\"" : type;
+      if (!base_type) return type;
+      std::string text = "\"";
+      append_escaped(text, type);
+      text += '"';
+      return text;
     };
     switch (kind) {
       case ValueKind::tensor: {
