@@ -63,7 +63,7 @@ asan_only="window:test_the_schedule_2_9_1_2 window:test_a_job_that_ends_before_e
 # TSan: threads. The unit tests (the rank pools of check, link and report);
 # a capture (the stepping thread, the background writer); the signal handoff
 # (the relay's watcher, the torch.distributed watch thread, 3 gloo runs
-# instead of 20; a second SIGINT; SIGTERM as the window closes, the relay's
+# instead of 10; a second SIGINT; SIGTERM as the window closes, the relay's
 # stop against its watcher); children forked in mid-window, into a relative
 # trace folder (the fork guard's descriptor search), and after a cut by
 # another thread (TSan runs them with die_after_fork=0, tests/support/chakra_test.py;
