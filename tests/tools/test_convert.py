@@ -7,16 +7,19 @@
    byte; the host ET and device trace there, linked by `chakrashim link`
    then converted, give the same nodes with durations within 1 us.
 2. Our captures: a 2-rank DDP capture over gloo and a capture with the
-   libcupti test double are converted from their folders (linked first);
+   libcupti test double are converted from their folders (linked in memory);
    every dep points at a node that is there, there is no cycle, comm nodes
    carry their type and size (gloo on CPU has no comm records; a generated
    NCCL pair does).
 3. Bad input: a plain ET, a device trace, a truncated gzip, invalid JSON, a
    dependency cycle and an unknown schema each give one line naming the
    file and the problem, exit status 1, and no output file.
-Plus --help, usage errors, --prefix, and reuse of an up-to-date ET+; and
-at scale (issue #21), as link does: a summary line, a progress bar on a
-terminal only, a line per rank for small captures or with --verbose.
+Plus --help, usage errors, --prefix; a capture linked in memory gives the
+.et that `chakrashim link` then convert of its ET+ gives, byte for byte
+(generated pairs, the golden pair, the CUPTI double), and an ET the
+in-memory join does not model takes the ET+ file path; and at scale (issue
+#21), as link does: a summary line, a progress bar on a terminal only, a
+line per rank for small captures or with --verbose.
 """
 import gzip
 import json
@@ -203,7 +206,7 @@ class OurCaptures(ConvertCase):
         r = convert(self.root)
         self.assert_ok(r)
         for rank in (0, 1):
-            self.assertRegex(r.stdout, r"rank %d: linked -> \S+0_linked/rank-%d\.json" % (rank, rank))
+            self.assertIn("rank %d: linked in memory (" % rank, r.stdout)
             nodes = self.assert_graph(os.path.join(self.root, "0_et", "rank.%d.et" % rank))
             # gloo on CPU: no GPU nodes, so no comm records either.
             self.assertFalse([n for n in nodes if n["type"] in (COMM_COLL, COMM_SEND, COMM_RECV)])
@@ -383,6 +386,102 @@ class Cli(ConvertCase):
         self.assert_graph(os.path.join(self.root, "0_et", "rank.0.et"))
 
 
+class InMemory(ConvertCase):
+    """convert CAPTURE links each rank in memory (tools/convert/linked_join.h):
+    what it writes must be, byte for byte, what `chakrashim link` then
+    convert of the ET+ file writes. And an ET whose nodes the in-memory join
+    does not model takes that file path itself."""
+
+    def pair(self, rank=0, **shape):
+        for d in ("0_chakra", "0_kineto"):
+            os.makedirs(os.path.join(self.root, d), exist_ok=True)
+        et = os.path.join(self.root, "0_chakra", "rank-%d.json" % rank)
+        dev = os.path.join(self.root, "0_kineto", "rank-%d.json" % rank)
+        link_trace_gen.generate(et, dev, rank=rank, **shape)
+        return et, dev
+
+    def assert_same_both_ways(self, ranks, root=None):
+        root = root or self.root
+        mem = os.path.join(self.root, "mem", "rank")
+        r = convert(root, "--prefix", mem)
+        self.assert_ok(r)
+        for rank in ranks:
+            self.assertIn("rank %d: linked in memory (" % rank, r.stdout)
+        self.assertFalse(os.path.exists(os.path.join(root, "0_linked")), "no ET+ file in memory")
+        self.assert_ok(ct.run([ct.CLI, "link", root], env=ct.clean_env(), timeout=300))
+        text = os.path.join(self.root, "text", "rank")
+        self.assert_ok(convert(os.path.join(root, "0_linked"), "--prefix", text))
+        for rank in ranks:
+            with open("%s.%d.et" % (mem, rank), "rb") as a, open("%s.%d.et" % (text, rank), "rb") as b:
+                self.assertTrue(a.read() == b.read(), "rank %d: the in-memory .et differs from the file path's" % rank)
+            self.assert_graph("%s.%d.et" % (mem, rank))
+        return r
+
+    def test_generated_pairs_with_nccl_threads_and_ids_out_of_file_order(self):
+        # link_trace_gen writes the thread and process roots last: link's
+        # plan then writes nodes in id order, not file order.
+        self.pair(0, steps=3, ops_per_step=30, depth=4, threads=3, kernels_per_op=3, nccl_share=0.3,
+                  arg_size=3, world_size=2)
+        self.pair(1, steps=3, ops_per_step=30, depth=2, threads=1, kernels_per_op=1, nccl_share=0.0,
+                  world_size=2)
+        self.assert_same_both_ways([0, 1])
+
+    def test_the_golden_pair(self):
+        if not os.path.isdir(GOLDEN):
+            self.skipTest(GOLDEN_WHY)
+        for d, name in (("0_chakra", "host.0.json.gz"), ("0_kineto", "device.0.json.gz")):
+            os.makedirs(os.path.join(self.root, d))
+            shutil.copy(os.path.join(GOLDEN, name), os.path.join(self.root, d, "rank-0.json.gz"))
+        self.assert_same_both_ways([0])
+
+    @unittest.skipUnless(ct.WITH_TORCH and PRELOAD and FAKE_CUPTI, "needs torch, the preload and the libcupti double")
+    def test_a_capture_with_the_libcupti_double(self):
+        trace = os.path.join(self.root, "trace")
+        env = ct.clean_env(LD_PRELOAD=PRELOAD, CHAKRA_PROFILE=1, CHAKRA_TRACE_DIR=trace,
+                           CHAKRA_START_STEP=2, CHAKRA_END_STEP=3, CHAKRA_CUPTI_LIB=FAKE_CUPTI)
+        job = ct.run([ct.PYTHON, os.path.join(JOBS, "plain_loop.py"), "6"], env=env, timeout=300)
+        self.assertEqual(job.returncode, 0, job.stdout + job.stderr)
+        self.assert_same_both_ways([0], root=trace)
+
+    def test_an_et_the_join_does_not_model_takes_the_file_path(self):
+        # A node with a "stream" attribute: the join leaves such nodes to the
+        # ET+ text (whose GPU children's stream key and the attribute then
+        # meet as Chakra's dict would have them).
+        et, _ = self.pair(0, steps=1, ops_per_step=8, threads=1)
+        with open(et) as f:
+            doc = json.load(f)
+        for n in doc["nodes"]:
+            if n["name"].startswith("aten::"):
+                n["attrs"].append({"name": "stream", "type": "int", "value": 3})
+                break
+        with open(et, "w") as f:
+            json.dump(doc, f)
+        mem = os.path.join(self.root, "mem", "rank")
+        r = convert(self.root, "--prefix", mem)
+        self.assert_ok(r)
+        self.assertRegex(r.stdout, r"rank 0: linked -> \S+0_linked/rank-0\.json")
+        self.assertIn("1 linked through an ET+ file", r.stdout)
+        text = os.path.join(self.root, "text.0.et")
+        self.assert_ok(convert(os.path.join(self.root, "0_linked", "rank-0.json"), "--output", text))
+        with open(mem + ".0.et", "rb") as a, open(text, "rb") as b:
+            self.assertTrue(a.read() == b.read())
+
+    def test_a_node_the_converter_refuses_is_named_as_in_its_et_plus(self):
+        # A node without inputs: the in-memory read refuses it, the file path
+        # then gives the reader's own line, naming the ET+ and the node.
+        et, _ = self.pair(0, steps=1, ops_per_step=6, threads=1)
+        with open(et) as f:
+            doc = json.load(f)
+        op = next(n for n in doc["nodes"] if n["name"].startswith("aten::"))
+        del op["inputs"]
+        with open(et, "w") as f:
+            json.dump(doc, f)
+        r = convert(self.root)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertRegex(r.stderr, r"rank 0: error: \S+0_linked/rank-0\.json: node \d+: no 'inputs'")
+        self.assertFalse(os.path.exists(os.path.join(self.root, "0_et", "rank.0.et")))
+
+
 class ManyRanks(ConvertCase):
     """Issue #21: a summary at the end, a progress bar on a terminal only
     (as test_link.py's ManyRanks, on the same generated capture)."""
@@ -393,17 +492,20 @@ class ManyRanks(ConvertCase):
         write_many(self.root, 512)
         r = convert(self.root)
         self.assert_ok(r)
-        self.assertRegex(r.stdout, r"^chakrashim convert: 512 ranks converted, 0 failed; 512 linked first; "
+        self.assertRegex(r.stdout, r"^chakrashim convert: 512 ranks converted, 0 failed; 512 linked in memory; "
                                    r"%d nodes written; [0-9.]+ s; \.et in .*0_et\n$" % (512 * self.NODES_PER_RANK))
         self.assertEqual(r.stderr, "")  # piped: no bar
         self.assertEqual(len(os.listdir(os.path.join(self.root, "0_et"))), 512)
-        # Again: the ET+ are reused; --verbose gives every rank its line.
+        self.assertFalse(os.path.exists(os.path.join(self.root, "0_linked")), "no ET+ files")
+        # Again, with --verbose: every rank gets its line.
         v = convert("--verbose", self.root)
         self.assert_ok(v)
         lines = v.stdout.splitlines()
         self.assertEqual(len([l for l in lines if l.startswith("rank ")]), 512, v.stdout[:2000])
-        self.assertIn("rank 411: %d nodes" % self.NODES_PER_RANK, v.stdout)
-        self.assertRegex(lines[-1], r"^chakrashim convert: 512 ranks converted, 0 failed; %d nodes written; "
+        self.assertIn("rank 411: linked in memory (", v.stdout)
+        self.assertIn("), %d nodes (" % self.NODES_PER_RANK, v.stdout)
+        self.assertRegex(lines[-1], r"^chakrashim convert: 512 ranks converted, 0 failed; 512 linked in memory; "
+                                    r"%d nodes written; "
                          % (512 * self.NODES_PER_RANK))
         q = convert("--quiet", self.root)
         self.assert_ok(q)
@@ -414,7 +516,7 @@ class ManyRanks(ConvertCase):
         r = convert(self.root)
         self.assert_ok(r)
         self.assertEqual(len([l for l in r.stdout.splitlines() if l.startswith("rank ")]), 3, r.stdout)
-        self.assertIn("chakrashim convert: 3 ranks converted, 0 failed; 3 linked first", r.stdout)
+        self.assertIn("chakrashim convert: 3 ranks converted, 0 failed; 3 linked in memory", r.stdout)
 
     def test_a_failed_rank_is_named_among_many(self):
         write_many(self.root, 64)
@@ -422,7 +524,7 @@ class ManyRanks(ConvertCase):
         r = convert(self.root)
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertRegex(r.stdout.splitlines()[-1], r"^chakrashim convert: 63 ranks converted, 1 failed; "
-                                                    r"63 linked first; %d nodes written" % (63 * self.NODES_PER_RANK))
+                                                    r"63 linked in memory; %d nodes written" % (63 * self.NODES_PER_RANK))
         self.assertFalse([l for l in r.stdout.splitlines() if l.startswith("rank ")], r.stdout)
         self.assertRegex(r.stderr, r"(?m)^chakrashim convert: rank 40: error: link: .*rank-40\.json")
 

@@ -15,6 +15,7 @@
 #include "convert/et_encoding.h"
 #include "convert/et_file_writer.h"
 #include "convert/et_plus_reader.h"
+#include "convert/linked_join.h"
 #include "convert/node_rules.h"
 #include "files/publish.h"
 
@@ -41,20 +42,6 @@ bool write_et(const std::string& output, const EtPlus& trace, const ChakraGraph&
   const auto published = files::publish_file(output, produce, nullptr, true);
   if (!published.ok) error = published.error;
   return published.ok;
-}
-
-// An ET+ that link wrote for these inputs and that is not older than them.
-std::optional<std::string> fresh_et_plus(const link::RankJob& job) {
-  std::error_code ec;
-  const auto host_time = fs::last_write_time(job.host_path, ec);
-  if (ec) return std::nullopt;
-  const auto device_time = fs::last_write_time(job.device_path, ec);
-  if (ec) return std::nullopt;
-  for (const std::string& candidate : {job.output_path, job.output_path + ".gz"}) {
-    const auto t = fs::last_write_time(candidate, ec);
-    if (!ec && t >= host_time && t >= device_time) return candidate;
-  }
-  return std::nullopt;
 }
 
 std::string et_name(const std::string& prefix, std::uint64_t rank) { return prefix + "." + std::to_string(rank) + ".et"; }
@@ -84,6 +71,54 @@ bool plan_linked_folder(const fs::path& folder, const std::string& prefix, Conve
   return true;
 }
 
+// The text path: link writes the ET+ file and, through a pipe, this rank's
+// reader on a second thread, so that the two steps overlap.
+void link_then_read(const ConvertJob& job, EtPlusRead& read, ConvertResult& out) {
+  ChunkPipe pipe;
+  std::thread reader([&] {
+    read = read_et_plus(pipe.source());
+    pipe.abandon();
+  });
+  link::RankJob link_job = *job.link_first;
+  link_job.tee = &pipe.sink();
+  const link::RankResult linked = link::link_rank(link_job);
+  pipe.close();
+  reader.join();
+  out.linked = true;
+  out.input = job.input;
+  out.link_seconds = linked.seconds;
+  out.link_warnings = linked.warnings;
+  if (!linked.ok) out.error = "link: " + linked.error;
+}
+
+// The in-memory path (linked_join.h): convert's reader reads the plain ET on
+// a second thread while link reads both files and joins them; no ET+ is
+// written or parsed. False, with out.error empty, where the join leaves the
+// decision to the text path; false with out.error set when link failed.
+bool join_in_memory(const ConvertJob& job, NodeEncoder& encoder, EtPlusRead& read, ConvertResult& out) {
+  const link::RankJob& link_job = *job.link_first;
+  HostEtRead host;
+  std::thread reader([&] { host = read_host_et(link_job.host_path); });
+  link::RankPlan planned = link::plan_rank(link_job);
+  reader.join();
+  if (!planned.result.ok) {
+    out.linked = true;
+    out.link_seconds = planned.result.seconds;
+    out.error = "link: " + planned.result.error;
+    return false;
+  }
+  std::optional<EtPlus> joined = join_linked(host, planned.plan, planned.device, encoder);
+  if (!joined) return false;
+  out.linked = true;
+  out.in_memory = true;
+  out.input.clear();  // no ET+ file
+  out.link_seconds = planned.result.seconds;
+  out.link_warnings = planned.result.warnings;
+  read.ok = true;
+  read.trace = std::move(*joined);
+  return true;
+}
+
 }  // namespace
 
 ConvertResult convert_one(const ConvertJob& job, std::atomic<std::uint64_t>* progress) {
@@ -93,38 +128,27 @@ ConvertResult convert_one(const ConvertJob& job, std::atomic<std::uint64_t>* pro
   out.input = job.input;
   out.output = job.output;
   EtPlusRead read;
+  NodeEncoder encoder;
   if (job.link_first) {
-    // Link writes the ET+ file and, through a pipe, this rank's reader on
-    // a second thread: the two steps overlap instead of reading it back.
-    ChunkPipe pipe;
-    std::thread reader([&] {
-      read = read_et_plus(pipe.source());
-      pipe.abandon();
-    });
-    link::RankJob link_job = *job.link_first;
-    link_job.tee = &pipe.sink();
-    const link::RankResult linked = link::link_rank(link_job);
-    pipe.close();
-    reader.join();
-    out.linked = true;
-    out.link_seconds = linked.seconds;
-    out.link_warnings = linked.warnings;
-    if (!linked.ok) {
-      out.error = "link: " + linked.error;
+    if (!join_in_memory(job, encoder, read, out) && out.error.empty()) link_then_read(job, read, out);
+    if (!out.error.empty()) {
       out.seconds = since(start);
       return out;
     }
   } else {
     read = read_et_plus(job.input, progress);
   }
-  NodeEncoder encoder;
+  // What errors name: the ET+, or the pair that was linked in memory.
+  const std::string source =
+      out.in_memory ? job.link_first->host_path + " (linked in memory with " + job.link_first->device_path + ")"
+                    : job.input;
   if (!read.ok) {
-    out.error = job.input + ": " + read.error;
+    out.error = source + ": " + read.error;
   } else {
     out.nodes_read = read.trace.nodes.size();
     const ChakraGraph graph = build_chakra_graph(read.trace, encoder);
     out.stats = graph.stats;
-    if (!graph.ok) out.error = job.input + ": " + graph.error;
+    if (!graph.ok) out.error = source + ": " + graph.error;
     else out.ok = write_et(job.output, read.trace, graph, encoder, out.error);
   }
   out.seconds = since(start);
@@ -163,10 +187,9 @@ ConvertPlan plan_convert(const std::string& dir, const std::string& prefix) {
       name = at == std::string::npos ? "et" : name.substr(0, at) + "_et" + name.substr(at + 7);
       out_prefix = (linked_dir.parent_path() / name / "rank").string();
     }
-    ConvertJob job{j.rank, j.output_path, et_name(out_prefix, j.rank), std::nullopt};
-    if (const auto existing = fresh_et_plus(j)) job.input = *existing;
-    else job.link_first = j;
-    plan.jobs.push_back(std::move(job));
+    // Always linked by this run, in memory: as fast as reading an ET+ that
+    // `chakrashim link` left, which may be out of date.
+    plan.jobs.push_back({j.rank, j.output_path, et_name(out_prefix, j.rank), j});
   }
   return plan;
 }
@@ -192,18 +215,20 @@ std::vector<ConvertResult> convert_all(const std::vector<ConvertJob>& jobs, std:
 
 std::string totals_line(const std::vector<ConvertResult>& results, double seconds) {
   RankTotals totals{"convert", "converted", 0, 0, {}, ".et", {}};
-  std::uint64_t linked = 0, nodes = 0;
+  std::uint64_t in_memory = 0, linked = 0, nodes = 0;
   for (const auto& r : results) {
     if (!r.ok) {
       ++totals.failed;
       continue;
     }
     ++totals.done;
-    linked += r.linked;  // the ET+ was made by this run, not reused
+    in_memory += r.in_memory;
+    linked += r.linked && !r.in_memory;  // through an ET+ file (linked_join.h's exceptions)
     nodes += r.stats.written;
     totals.add_output(r.output);
   }
-  if (linked > 0) totals.figures.push_back(std::to_string(linked) + " linked first");
+  if (in_memory > 0) totals.figures.push_back(std::to_string(in_memory) + " linked in memory");
+  if (linked > 0) totals.figures.push_back(std::to_string(linked) + " linked through an ET+ file");
   totals.figures.push_back(std::to_string(nodes) + " nodes written");
   return tools::totals_line(totals, seconds);
 }
@@ -215,7 +240,7 @@ std::string summary_line(const ConvertResult& r) {
   std::string line = who;
   if (r.linked) {
     std::snprintf(time, sizeof time, "%.2f s", r.link_seconds);
-    line += "linked -> " + r.input + " (" + time + "), ";
+    line += (r.in_memory ? std::string("linked in memory (") : "linked -> " + r.input + " (") + time + "), ";
   }
   const GraphStats& s = r.stats;
   line += std::to_string(s.written) + " nodes (" + std::to_string(s.collectives) + " collectives, " +

@@ -30,6 +30,7 @@ struct ConvertResult {
   std::string error;  // one line naming the file, when !ok
   std::string input, output;
   bool linked = false;  // the ET+ was made by this run
+  bool in_memory = false;  // ... in memory only (linked_join.h): no ET+ file, `input` empty
   double link_seconds = 0, seconds = 0;
   std::vector<std::string> link_warnings;
   std::uint64_t nodes_read = 0;
@@ -45,10 +46,10 @@ struct ConvertPlan {
 };
 
 // The ranks of a capture folder (a trace root, one JOB_chakra/JOB_kineto
-// folder, or a JOB_linked folder of ET+ files). Each rank's ET+ is
-// JOB_linked/rank-R.json[.gz], made first when missing or older than its
-// inputs. Outputs are PREFIX.R.et; `prefix` empty: JOB_et/rank beside the
-// capture's folders.
+// folder, or a JOB_linked folder of ET+ files). A capture's ranks are linked
+// by the run (link_first, in memory where linked_join.h can; otherwise
+// through JOB_linked/rank-R.json). Outputs are PREFIX.R.et; `prefix` empty:
+// JOB_et/rank beside the capture's folders.
 ConvertPlan plan_convert(const std::string& dir, const std::string& prefix);
 
 // The .et name for a single ET+ without --output: "linked.0.json.gz" ->
@@ -61,7 +62,7 @@ std::vector<ConvertResult> convert_all(const std::vector<ConvertJob>& jobs, std:
                                        const std::function<void()>& on_done = {});
 
 // The end of a capture's conversion, in one line (common/rank_totals.h):
-//   "chakrashim convert: 512 ranks converted, 0 failed; 512 linked first; 9216 nodes written; 3.10 s; .et in /t/0_et"
+//   "chakrashim convert: 512 ranks converted, 0 failed; 512 linked in memory; 9216 nodes written; 3.10 s; .et in /t/0_et"
 std::string totals_line(const std::vector<ConvertResult>& results, double seconds);
 
 // "rank 0: 18050 nodes (21 collectives, 0 sends, 0 receives), 1 dropped as dangling -> OUT (0.9 s)"

@@ -65,7 +65,9 @@ bool device_trace_key(std::string_view k) {
 
 class EtPlusSax final : public json::json_sax_t {
  public:
-  explicit EtPlusSax(EtPlus& out) : out_(out) {}
+  // `host`, when given, receives the nodes of a plain host ET (read_host_et)
+  // with their tails as fields; out.nodes stays empty then.
+  explicit EtPlusSax(EtPlus& out, std::vector<HostEtNode>* host = nullptr) : out_(out), host_(host) {}
 
   bool null() override { return scalar({}); }
   bool boolean(bool v) override { return scalar({Scalar::Kind::boolean, v ? 1 : 0, 0, {}}); }
@@ -96,6 +98,7 @@ class EtPlusSax final : public json::json_sax_t {
   const std::string& problem() const { return problem_; }
   // Checks after the document: required keys, linked or not.
   bool finish();
+  bool ordinary() const { return ordinary_; }
 
  private:
   Frame frame() const { return frames_.empty() ? Frame::skip : frames_.back(); }
@@ -117,6 +120,9 @@ class EtPlusSax final : public json::json_sax_t {
   void start_field(std::string_view which);
 
   EtPlus& out_;
+  std::vector<HostEtNode>* host_;
+  std::uint64_t nodes_read_ = 0;
+  bool ordinary_ = true;  // HostEtRead::ordinary
   std::vector<Frame> frames_;
   bool started_ = false;
   std::string key_;
@@ -130,6 +136,7 @@ class EtPlusSax final : public json::json_sax_t {
   // The node being read.
   struct NodeState {
     bool id = false, name = false, ctrl = false, inputs = false, outputs = false;
+    int id_keys = 0;
     std::array<bool, 3> in_fields{}, out_fields{};  // values, shapes, types
     std::array<bool, 7> attrs{};                     // kIntAttrs, op_schema
     bool values_list = false, types_list = false;
@@ -164,7 +171,7 @@ class EtPlusSax final : public json::json_sax_t {
 
 std::string EtPlusSax::who() const {
   if (ns_.id) return "node " + std::to_string(node_.id);
-  return "node #" + std::to_string(out_.nodes.size()) + " (no id yet)";
+  return "node #" + std::to_string(nodes_read_) + " (no id yet)";
 }
 
 bool EtPlusSax::key(string_t& k) {
@@ -252,21 +259,25 @@ bool EtPlusSax::node_value(const Scalar& v) {
     if (ns_.error.empty()) ns_.error = std::move(why);
   };
   if (key_ == names::kEtId) {
+    if (ns_.id_keys++ > 0) ordinary_ = false;
     if (v.kind == K::integer && v.i >= 0) node_.id = static_cast<std::uint64_t>(v.i);
     else if (v.kind == K::big && big_ != 0) node_.id = big_;
     else note("its id is not a non-negative integer");
     ns_.id = v.kind == K::integer || v.kind == K::big;
   } else if (key_ == names::kEtName) {
+    if (ns_.name) ordinary_ = false;
     ns_.name = true;
     if (v.kind == K::string) node_.name = std::string(v.s);
     else note("its name is not a string");
   } else if (key_ == names::kEtCtrlDeps) {
+    if (ns_.ctrl) ordinary_ = false;
     ns_.ctrl = true;
     if (v.kind == K::integer && v.i >= 0) node_.parent = static_cast<std::uint64_t>(v.i);
     else if (v.kind == K::big && big_ != 0) node_.parent = big_;
     else if (v.kind != K::null && v.kind != K::integer) note("its ctrl_deps is not an integer");
   } else if (key_ == "exclusive_dur") {
     ++linked_nodes_;
+    ordinary_ = false;
     const auto d = truncated(v);
     if (!d) note("its exclusive_dur is not a number");
     else if (*d < 0) note("its exclusive_dur is negative");
@@ -274,19 +285,23 @@ bool EtPlusSax::node_value(const Scalar& v) {
   } else if (key_ == "inclusive_dur") {
     ++linked_nodes_;
   } else if (key_ == "inter_thread_dep") {
+    ordinary_ = false;
     if (v.kind == K::integer && v.i < 0) note("its inter_thread_dep is negative");
     else if (v.kind == K::integer) node_.inter_thread_dep = static_cast<std::uint64_t>(v.i);
     else if (v.kind == K::big && big_ != 0) node_.inter_thread_dep = big_;
     else if (v.kind == K::boolean) node_.inter_thread_dep = static_cast<std::uint64_t>(v.i);
     else if (v.kind != K::null) note("its inter_thread_dep is not an integer");
   } else if (key_ == "cat") {
+    ordinary_ = false;
     node_.gpu = v.kind != K::null;
     if (node_.gpu) ++linked_nodes_;
   } else if (key_ == "stream") {
+    ordinary_ = false;
     if (v.kind == K::null) tail_.stream.reset();
     else if (v.kind == K::integer || v.kind == K::boolean) tail_.stream = v.i;
     else note("its stream is not an integer");
   } else if (key_ == "pg_name") {
+    ordinary_ = false;
     if (v.kind == K::string) node_.pg_name = std::string(v.s);
   } else if (key_ == "inputs" || key_ == "outputs") {
     note("its " + key_ + " is not an object");
@@ -384,6 +399,9 @@ bool EtPlusSax::open(bool object) {
       type_class_.clear();
       break;
     case Frame::node:
+      if (key_ == "cat" || key_ == "stream" || key_ == "pg_name" || key_ == "exclusive_dur" ||
+          key_ == "inter_thread_dep")
+        ordinary_ = false;
       if (key_ == "inputs" || key_ == "outputs") {
         if (!object) {
           if (ns_.error.empty()) ns_.error = "its " + key_ + " is not an object";
@@ -400,7 +418,10 @@ bool EtPlusSax::open(bool object) {
       } else if (key_ == names::kEtCtrlDeps || key_ == names::kEtId || key_ == names::kEtName ||
                  key_ == "exclusive_dur" || key_ == "inter_thread_dep" || key_ == "stream") {
         if (key_ == names::kEtCtrlDeps) ns_.ctrl = true;
-        if (key_ == names::kEtId) ns_.id = false;
+        if (key_ == names::kEtId) {
+          ns_.id = false;
+          ordinary_ = false;
+        }
         if (key_ == names::kEtName) ns_.name = true;
         if (ns_.error.empty()) ns_.error = "its " + key_ + " is not a single value";
       }
@@ -511,13 +532,15 @@ bool EtPlusSax::finish_attr() {
     if (attr_nested_ || attr_kind_ != K::string) note("its attr op_schema is not a string");
     else tail_.op_schema = attr_str_;
   } else if (attr_name_ == "stream") {
+    ordinary_ = false;
     // Every attr becomes a field of the converter's node, so it overrides.
     if (attr_nested_ || (attr_kind_ != K::integer && attr_kind_ != K::null && attr_kind_ != K::boolean))
       note("its attr stream is not an integer");
     else if (attr_kind_ == K::null) tail_.stream.reset();
     else tail_.stream = attr_int_;
-  } else if (attr_name_ == "pg_name" && !attr_nested_ && attr_kind_ == K::string) {
-    node_.pg_name = attr_str_;
+  } else if (attr_name_ == "pg_name") {
+    ordinary_ = false;
+    if (!attr_nested_ && attr_kind_ == K::string) node_.pg_name = attr_str_;
   }
   return true;
 }
@@ -554,6 +577,11 @@ bool EtPlusSax::finish_node() {
     node_.comm_size = size;
   }
   tail_.is_cpu_op = !node_.gpu;
+  ++nodes_read_;
+  if (host_ != nullptr) {
+    host_->push_back({std::move(node_), tail_});
+    return true;
+  }
   node_.tail = encoder_.tail(tail_);
   out_.nodes.push_back(std::move(node_));
   return true;
@@ -567,7 +595,7 @@ bool EtPlusSax::finish() {
                   (i == 5 ? ": not an ET+" : i == 4 ? " (an ET whose writer never finished?)" : ""));
     }
   }
-  if (!out_.nodes.empty() && linked_nodes_ == 0) {
+  if (host_ == nullptr && !out_.nodes.empty() && linked_nodes_ == 0) {
     return fail("a host ET that was never linked (no node has exclusive_dur or a device child): "
                 "run chakrashim link first, or convert the capture folder");
   }
@@ -583,22 +611,24 @@ bool converter_reads_schema(std::string_view schema) {
 
 namespace {
 
+// Runs the parse; the problem in one line, or "" when the document read.
+std::string parse_with(EtPlusSax& sax, std::streambuf& in, const ByteStream* file) {
+  const JsonStreamOutcome parsed = parse_json_stream(in, sax);
+  if (file != nullptr && !file->ok()) return "cannot be read: " + file->error() + " (a truncated or damaged gzip file?)";
+  if (parsed.stopped) return sax.problem();
+  if (!parsed.ok) {
+    return parsed.truncated ? "ends early (an unfinished or truncated file): " + parsed.error
+                            : "invalid JSON: " + parsed.error;
+  }
+  if (!sax.finish()) return sax.problem();
+  return "";
+}
+
 EtPlusRead read_from(std::streambuf& in, const ByteStream* file) {
   EtPlusRead result;
   EtPlusSax sax(result.trace);
-  const JsonStreamOutcome parsed = parse_json_stream(in, sax);
-  if (file != nullptr && !file->ok()) {
-    result.error = "cannot be read: " + file->error() + " (a truncated or damaged gzip file?)";
-  } else if (parsed.stopped) {
-    result.error = sax.problem();
-  } else if (!parsed.ok) {
-    result.error = parsed.truncated ? "ends early (an unfinished or truncated file): " + parsed.error
-                                    : "invalid JSON: " + parsed.error;
-  } else if (!sax.finish()) {
-    result.error = sax.problem();
-  } else {
-    result.ok = true;
-  }
+  result.error = parse_with(sax, in, file);
+  result.ok = result.error.empty();
   if (!result.ok) result.trace = {};
   return result;
 }
@@ -624,5 +654,25 @@ EtPlusRead read_et_plus(const std::string& path, std::atomic<std::uint64_t>* pro
 }
 
 EtPlusRead read_et_plus(std::streambuf& in) { return read_from(in, nullptr); }
+
+HostEtRead read_host_et(const std::string& path) {
+  HostEtRead result;
+  ByteStream stream(path);
+  if (!stream.ok()) {
+    result.error = stream.error();
+    return result;
+  }
+  EtPlus meta_only;
+  EtPlusSax sax(meta_only, &result.nodes);
+  result.error = parse_with(sax, stream, &stream);
+  result.ok = result.error.empty();
+  if (result.ok) {
+    result.meta = std::move(meta_only.meta);
+    result.ordinary = sax.ordinary();
+  } else {
+    result.nodes = {};
+  }
+  return result;
+}
 
 }  // namespace chakrashim::tools::convert

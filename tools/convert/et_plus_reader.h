@@ -48,6 +48,26 @@ EtPlusRead read_et_plus(const std::string& path, std::atomic<std::uint64_t>* pro
 // The same from bytes already open (the pipe from link's writer).
 EtPlusRead read_et_plus(std::streambuf& in);
 
+// A plain host ET (never linked) read the same way, for convert's in-memory
+// join with link's plan (convert/linked_join.h): each node's tail is kept as
+// fields, not encoded, since a node's GPU children share it with changes.
+struct HostEtNode {
+  EtPlusNode node;  // node.tail empty
+  TailFields tail;
+};
+struct HostEtRead {
+  bool ok = false;
+  std::string error;  // one line, without the path
+  MetadataFields meta;
+  std::vector<HostEtNode> nodes;  // in file order
+  // False when a node has a key the join does not model (one link sets or
+  // Chakra's linker adds: exclusive_dur, inter_thread_dep, cat, stream,
+  // pg_name; a stream or pg_name attr; a second id, name or ctrl_deps):
+  // such an ET takes the text path (link writes the ET+, this reader reads it).
+  bool ordinary = true;
+};
+HostEtRead read_host_et(const std::string& path);
+
 // The schemas chakra_converter reads (PyTorchNode at Chakra 21585d8): it
 // lists 1.1.1-chakra.1.0.0 too, but parses no node of that version.
 bool converter_reads_schema(std::string_view schema);

@@ -174,30 +174,41 @@ void add_warnings(const LinkPlan& plan, RankResult& out) {
 
 }  // namespace
 
+RankPlan plan_rank(const RankJob& job) {
+  const auto start = std::chrono::steady_clock::now();
+  RankPlan out;
+  RankResult& r = out.result;
+  r.rank = job.rank;
+  r.output_path = job.output_path;
+  std::vector<HostNode> host;
+  Identity id;
+  if (kinds_match(job, r) && read_host(job, host, r, id) && read_device(job, out.device, r, id) &&
+      same_rank(host, out.device, job, id, r)) {
+    out.plan = link_et_plus(host, out.device);
+    r.stats = out.plan.stats;
+    if (!out.plan.error.empty()) {
+      r.error = out.plan.error;
+    } else {
+      // The plan holds what a writer needs of these: free them.
+      out.device.cpu = {};
+      out.device.launches = {};
+      r.ok = true;
+      add_warnings(out.plan, r);
+    }
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
 RankResult link_rank(const RankJob& given) {
   const auto start = std::chrono::steady_clock::now();
   RankJob job = given;
   job.gzip = job.gzip || ends_with(job.output_path, ".gz");
-  RankResult out;
-  out.rank = job.rank;
-  out.output_path = job.output_path;
-  std::vector<HostNode> host;
-  DeviceOps device;
-  Identity id;
-  if (kinds_match(job, out) && read_host(job, host, out, id) && read_device(job, device, out, id) &&
-      same_rank(host, device, job, id, out)) {
-    const LinkPlan plan = link_et_plus(host, device);
-    out.stats = plan.stats;
-    if (!plan.error.empty()) {
-      out.error = plan.error;
-    } else {
-      // The plan holds what the writer needs of these: free them first.
-      host = {};
-      device.cpu = {};
-      device.launches = {};
-      out.ok = write_output(job, plan, device, out);
-      if (out.ok) add_warnings(plan, out);
-    }
+  RankPlan planned = plan_rank(job);
+  RankResult out = std::move(planned.result);
+  if (out.ok) {
+    out.ok = write_output(job, planned.plan, planned.device, out);
+    if (!out.ok) out.warnings.clear();
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "link/device_ops.h"
 #include "link/et_plus_linker.h"
 
 namespace chakrashim::files {
@@ -38,6 +39,17 @@ struct RankResult {
 };
 
 RankResult link_rank(const RankJob& job);
+
+// Everything of link_rank but the writing: the two reads, the checks and the
+// join. `result.ok` (and its warnings and stats) as link_rank would give
+// them if the write then succeeds; `plan` and `device` are what the ET+
+// writer, or convert's in-memory join (convert/linked_join.h), takes.
+struct RankPlan {
+  RankResult result;
+  LinkPlan plan;
+  DeviceOps device;  // cpu and launches freed: the plan holds what they gave
+};
+RankPlan plan_rank(const RankJob& job);
 
 // The ranks of a capture folder, or an error. `output_dir` empty: each run
 // JOB gets JOB_linked[.i]/ beside its JOB_chakra[.i]/.

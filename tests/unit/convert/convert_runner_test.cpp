@@ -17,17 +17,19 @@ ConvertResult converted(std::uint64_t rank, std::uint64_t nodes, bool linked, st
   return r;
 }
 
-TEST(ConvertTotals, RanksNodesLinkedFirstAndTheFolder) {
+TEST(ConvertTotals, RanksNodesHowTheyWereLinkedAndTheFolder) {
   ConvertResult failed;
-  failed.rank = 2;
-  failed.linked = true;  // its link failed: not counted as linked first
+  failed.rank = 3;
+  failed.linked = true;  // its link failed: not counted
   failed.error = "link: bad";
-  const std::vector<ConvertResult> results = {converted(0, 22, true, "/t/0_et/rank.0.et"),
-                                              converted(1, 20, false, "/t/0_et/rank.1.et"), failed};
+  ConvertResult in_memory = converted(0, 22, true, "/t/0_et/rank.0.et");
+  in_memory.in_memory = true;
+  const std::vector<ConvertResult> results = {in_memory, converted(1, 20, true, "/t/0_et/rank.1.et"),
+                                              converted(2, 20, false, "/t/0_et/rank.2.et"), failed};
   EXPECT_EQ(totals_line(results, 1.5),
-            "chakrashim convert: 2 ranks converted, 1 failed; 1 linked first; 42 nodes written; 1.50 s; "
-            ".et in /t/0_et");
-  // Every ET+ up to date: nothing was linked, and the line says nothing of it.
+            "chakrashim convert: 3 ranks converted, 1 failed; 1 linked in memory; 1 linked through an ET+ file; "
+            "62 nodes written; 1.50 s; .et in /t/0_et");
+  // ET+ files given: nothing was linked, and the line says nothing of it.
   EXPECT_EQ(totals_line({converted(0, 22, false, "/sim/llm.0.et")}, 0.25),
             "chakrashim convert: 1 rank converted, 0 failed; 22 nodes written; 0.25 s; .et in /sim");
 }
