@@ -12,17 +12,10 @@
 #include <string>
 
 #include "convert/chakra_et.pb.h"
+#include "et_test_text.h"
 
 namespace chakrashim::tools::convert {
 namespace {
-
-std::string attrs(int rf, const std::string& extra = "") {
-  return R"("attrs": [{"name": "rf_id", "type": "uint64", "value": )" + std::to_string(rf) +
-         R"(}, {"name": "fw_parent", "type": "uint64", "value": 0}, {"name": "seq_id", "type": "int64", "value": -1},
-         {"name": "scope", "type": "uint64", "value": 0}, {"name": "tid", "type": "uint64", "value": 1},
-         {"name": "fw_tid", "type": "uint64", "value": 0}, {"name": "op_schema", "type": "string", "value": "aten::x(Tensor a) -> Tensor"})" +
-         extra + "]";
-}
 
 constexpr const char* kEmptyIo = R"({"values": [], "shapes": [], "types": [], "strides": []})";
 
@@ -33,20 +26,14 @@ std::string doc(const std::string& nodes, const std::string& schema = "1.1.1-cha
 
 std::string plain_node(int id, int parent, const std::string& name, const std::string& more = "") {
   return R"({"id": )" + std::to_string(id) + R"(, "name": ")" + name + R"(", "ctrl_deps": )" + std::to_string(parent) +
-         R"(, "inputs": )" + kEmptyIo + R"(, "outputs": )" + kEmptyIo + ", " + attrs(id) + more + "}";
+         R"(, "inputs": )" + kEmptyIo + R"(, "outputs": )" + kEmptyIo + ", " + et_attrs(id) + more + "}";
 }
 
 class EtPlusReader : public ::testing::Test {
  protected:
-  EtPlusRead read_text(const std::string& text) {
-    std::ofstream(path_, std::ios::binary) << text;
-    return read_et_plus(path_);
-  }
-  void TearDown() override { std::remove(path_.c_str()); }
-  // One file per test and process: CTest runs the cases in parallel.
-  std::string path_ = ::testing::TempDir() + "/et_plus_reader_" +
-                      ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
-                      std::to_string(::getpid()) + ".json";
+  EtPlusRead read_text(const std::string& text) { return read_et_plus(file_.write(text)); }
+  TempJsonFile file_{"et_plus_reader"};
+  const std::string& path_ = file_.path();
 };
 
 TEST_F(EtPlusReader, ReadsTheGraphFieldsAndMetadata) {
@@ -89,7 +76,7 @@ TEST_F(EtPlusReader, InputsAsPythonPrintsThemAndTheirCommSize) {
           "shapes": [[16, 16], [[8], [16]], [], [], [], []],
           "types": ["Tensor(float)", "GenericList[Tensor(c10::Half),Tensor(c10::Half)]", "Double", "String", "None", "Bool"]})j";
   const std::string n = R"({"id": 1, "name": "nccl:all_reduce", "ctrl_deps": 0, "exclusive_dur": 1, "inputs": )" + io +
-                        R"(, "outputs": )" + kEmptyIo + ", " + attrs(1) + "}";
+                        R"(, "outputs": )" + kEmptyIo + ", " + et_attrs(1) + "}";
   const auto r = read_text(doc(n));
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.trace.nodes[0].comm_size, 256 * 4 + 8 * 2 + 16 * 2);
@@ -106,7 +93,7 @@ TEST_F(EtPlusReader, InputsAsPythonPrintsThemAndTheirCommSize) {
 TEST_F(EtPlusReader, ATensorWithoutNumelHasNoCommSize) {
   const std::string io = R"j({"values": [[10, 11]], "shapes": [[1]], "types": ["Tensor(float)"]})j";
   const auto r = read_text(doc(R"({"id": 1, "name": "x", "ctrl_deps": 0, "exclusive_dur": 1, "inputs": )" + io +
-                               R"(, "outputs": )" + kEmptyIo + ", " + attrs(1) + "}"));
+                               R"(, "outputs": )" + kEmptyIo + ", " + et_attrs(1) + "}"));
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_FALSE(r.trace.nodes[0].comm_size.has_value());
 }

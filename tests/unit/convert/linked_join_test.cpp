@@ -5,30 +5,22 @@
 #include "convert/linked_join.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdio>
-#include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "convert/chakra_et.pb.h"
+#include "et_test_text.h"
 
 namespace chakrashim::tools::convert {
 namespace {
-
-std::string attrs(int rf, const std::string& extra = "") {
-  return R"("attrs": [{"name": "rf_id", "type": "uint64", "value": )" + std::to_string(rf) +
-         R"(}, {"name": "fw_parent", "type": "uint64", "value": 0}, {"name": "seq_id", "type": "int64", "value": -1},
-         {"name": "scope", "type": "uint64", "value": 0}, {"name": "tid", "type": "uint64", "value": 1},
-         {"name": "fw_tid", "type": "uint64", "value": 0}, {"name": "op_schema", "type": "string", "value": ""})" +
-         extra + "]";
-}
 
 std::string node(int id, const std::string& parent, const std::string& name, const std::string& more = "",
                  const std::string& attr_extra = "") {
   const std::string io = R"j({"values": [[5, 6, 0, 4, 4, "cuda:0"]], "shapes": [[4]], "types": ["Tensor(float)"]})j";
   return R"({"id": )" + std::to_string(id) + R"(, "name": ")" + name + R"(", "ctrl_deps": )" + parent +
-         R"(, "inputs": )" + io + R"(, "outputs": {"values": [], "shapes": [], "types": []}, )" + attrs(id, attr_extra) +
+         R"(, "inputs": )" + io + R"(, "outputs": {"values": [], "shapes": [], "types": []}, )" + et_attrs(id, attr_extra) +
          more + "}";
 }
 
@@ -39,14 +31,8 @@ std::string doc(const std::string& nodes) {
 
 class LinkedJoin : public ::testing::Test {
  protected:
-  HostEtRead read(const std::string& text) {
-    std::ofstream(path_, std::ios::binary) << text;
-    return read_host_et(path_);
-  }
-  void TearDown() override { std::remove(path_.c_str()); }
-  std::string path_ = ::testing::TempDir() + "/linked_join_" +
-                      ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
-                      std::to_string(::getpid()) + ".json";
+  HostEtRead read(const std::string& text) { return read_host_et(file_.write(text)); }
+  TempJsonFile file_{"linked_join"};
 
   // Host nodes at file positions 0 (process root, id 1) and 1 (an op, id 2,
   // under it), renumbered 0 and 1; the op is timed and has two GPU children.
