@@ -1,7 +1,7 @@
 // `chakrashim convert` jobs: one ET+ into one Chakra ET (written as a
 // .partial, renamed when complete), and every rank of a capture, in
-// parallel, linking first where no up-to-date ET+ exists. Messages only;
-// the command prints them.
+// parallel, each linked by the run (in memory where linked_join.h can).
+// Messages only; the command prints them.
 #pragma once
 
 #include <atomic>
