@@ -64,7 +64,26 @@ def build_region_lib(tmp):
     return lib
 
 
-def count_instructions(kind, args, tmp, lib):
+def build_floor_lib(tmp):
+    """bench_jobs/floor_callback.cpp against this Python's torch, or None
+    (and why) where it cannot be built."""
+    import torch.utils.cpp_extension as ext
+    import torch
+    lib = os.path.join(tmp, "libfloor_callback.so")
+    cxx = shutil.which("c++") or shutil.which("g++")
+    cmd = [cxx, "-O2", "-shared", "-fPIC", "-std=c++17",
+           "-D_GLIBCXX_USE_CXX11_ABI=%d" % int(torch._C._GLIBCXX_USE_CXX11_ABI), "-o", lib,
+           os.path.join(HERE, "bench_jobs", "floor_callback.cpp")]
+    cmd += ["-I" + p for p in ext.include_paths()]
+    cmd += ["-L" + p for p in ext.library_paths()] + ["-Wl,-rpath," + p for p in ext.library_paths()]
+    cmd += ["-lc10", "-ltorch_cpu"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, r.stderr.strip().splitlines()[-1:] or ["the compiler failed"]
+    return lib, None
+
+
+def count_instructions(kind, args, tmp, lib, floor_lib=None):
     """Instructions of steps start+1 .. end-1 (inside the window), from
     callgrind's dump of that region."""
     out = os.path.join(tmp, f"cg-{kind}.txt")
@@ -76,11 +95,17 @@ def count_instructions(kind, args, tmp, lib):
            "--region", str(args.start + 1), str(args.end - 1), "--region-lib", lib]
     if kind == "profiler":
         cmd += ["--profiler", str(args.start), str(args.end)]
-    if kind in ("spans", "idle", "ondemand"):
+    if kind.startswith("floor"):
+        mode = {"floor": 0, "floor-et": 1, "floor-io": 2}[kind]
+        cmd += ["--floor", str(args.start), str(args.end), "--floor-lib", floor_lib, "--floor-mode", str(mode)]
+    if kind in ("spans", "idle", "ondemand", "native-et"):
         # idle: loaded, its window never reached (the cost outside a window);
         # ondemand: waiting for a trigger that never comes
         first, last = (args.start, args.end) if kind == "spans" else (10 ** 9, 10 ** 9)
-        env.update(LD_PRELOAD=args.preload, CHAKRA_PROFILE="1", CHAKRA_HOST_TRACE="0",
+        if kind == "native-et":
+            first, last = args.start, args.end
+        env.update(LD_PRELOAD=args.preload, CHAKRA_PROFILE="1",
+                   CHAKRA_HOST_TRACE="1" if kind == "native-et" else "0", CHAKRA_ET_RECORDER="native",
                    CHAKRA_TRACE_DIR=os.path.join(tmp, f"traces-cg-{kind}"), CHAKRA_LOG_LEVEL="warn")
         if kind == "ondemand":
             env["CHAKRA_ON_DEMAND"] = "1"
@@ -105,8 +130,10 @@ def instructions(args):
     steps = args.end - args.start - 1
     with tempfile.TemporaryDirectory() as tmp:
         lib = build_region_lib(tmp)
-        counts = {k: count_instructions(k, args, tmp, lib)
-                  for k in ("plain", "profiler", "spans", "idle", "ondemand")}
+        floor_lib, why = build_floor_lib(tmp)
+        kinds = ("plain", "profiler", "spans", "idle", "ondemand", "native-et") + \
+            (("floor", "floor-et", "floor-io") if floor_lib else ())
+        counts = {k: count_instructions(k, args, tmp, lib, floor_lib) for k in kinds}
         ops = ops_per_step(tmp, args, pattern="traces-cg-spans")
     n = ops * steps
     plain = counts["plain"]
@@ -117,7 +144,26 @@ def instructions(args):
     print(f"  plain                  {plain / n:8.0f} instructions/op")
     print(f"  torch.profiler (CPU)   +{prof:7.0f} instructions/op")
     print(f"  chakrashim spans       +{spans:7.0f} instructions/op")
+    if "floor" in counts:
+        floor = (counts["floor"] - plain) / n
+        print(f"  an empty callback      +{floor:7.0f} instructions/op   (RecordFunction's own work once any "
+              f"global callback is on: the floor of both)")
     print(f"  spans' added cost / torch.profiler's: {spans / prof:.2f} (target <= 0.5)")
+    if "floor" in counts:
+        print(f"  the floor / torch.profiler's: {floor / prof:.2f}; spans above the floor / torch.profiler's above it: "
+              f"{(spans - floor) / max(prof - floor, 1):.2f}")
+    native = (counts["native-et"] - plain) / n
+    print(f"  spans + native ET      +{native:7.0f} instructions/op   step / plain {counts['native-et'] / plain:.3f} "
+          f"(issue 16's target for the step: <= 1.5)")
+    if "floor-et" in counts:
+        floor_et = (counts["floor-et"] - plain) / n
+        print(f"  its empty callbacks    +{floor_et:7.0f} instructions/op   step / plain "
+              f"{counts['floor-et'] / plain:.3f} (the span callback and the recorder's two, doing nothing)")
+        floor_io = (counts["floor-io"] - plain) / n
+        print(f"  one empty callback with inputs and outputs +{floor_io:7.0f} instructions/op   step / plain "
+              f"{counts['floor-io'] / plain:.3f} (the least any ET recorder on RecordFunction pays)")
+    else:
+        print(f"  (no empty-callback floor: {' '.join(why)})")
     print(f"  outside the window: chakrashim idle / plain = {counts['idle'] / plain:.4f} "
           f"(target <= 1.005)")
     print(f"  on demand, waiting:  chakrashim on-demand / plain = {counts['ondemand'] / plain:.4f} "

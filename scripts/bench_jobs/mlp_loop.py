@@ -2,12 +2,18 @@
 hundred ops a step, a few hundred microseconds), SGD, fixed data.
 
   python mlp_loop.py --steps N --out FILE [--profiler START END]
+                     [--floor START END --floor-lib LIB [--floor-mode M]]
                      [--region A B --region-lib LIB]
 
 Writes each step's wall time (seconds, one per line) to FILE. With
 --profiler, runs torch.profiler (CPU activity only, no shapes, no stack, no
 ET) from the start of step START to the end of step END, as a user measuring
 the same steps would; its stop and export come after END and are not timed.
+With --floor, calls LIB's floor_on before step START and floor_off after
+step END (bench_jobs/floor_callback.cpp: an empty global RecordFunction
+callback, the floor of any recorder built on them; --floor-mode 1: also
+two more as the native ET recorder registers its own; 2: one that sees
+inputs and outputs, the least any ET recorder on them needs).
 With --region, calls LIB's region_start before step A and region_stop after
 step B (callgrind's client requests: scripts/bench_jobs/callgrind_region.c).
 """
@@ -21,10 +27,14 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--steps", type=int, required=True)
 ap.add_argument("--out", required=True)
 ap.add_argument("--profiler", nargs=2, type=int)
+ap.add_argument("--floor", nargs=2, type=int)
+ap.add_argument("--floor-lib")
+ap.add_argument("--floor-mode", type=int, default=0, choices=(0, 1, 2))
 ap.add_argument("--region", nargs=2, type=int)
 ap.add_argument("--region-lib")
 args = ap.parse_args()
 region = ctypes.CDLL(args.region_lib) if args.region else None
+floor = ctypes.CDLL(args.floor_lib) if args.floor else None
 
 torch.manual_seed(0)
 torch.set_num_threads(1)
@@ -40,6 +50,8 @@ for step in range(args.steps):
     if args.profiler and step == args.profiler[0]:
         prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
         prof.__enter__()
+    if floor is not None and step == args.floor[0]:
+        floor.floor_on(args.floor_mode)
     if region is not None and step == args.region[0]:
         region.region_start()
     t0 = time.perf_counter()
@@ -50,6 +62,8 @@ for step in range(args.steps):
     times.append(time.perf_counter() - t0)
     if region is not None and step == args.region[1]:
         region.region_stop()
+    if floor is not None and step == args.floor[1]:
+        floor.floor_off()
     if prof is not None and step == args.profiler[1]:
         prof.__exit__(None, None, None)
         prof = None
