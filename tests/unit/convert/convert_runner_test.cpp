@@ -34,5 +34,21 @@ TEST(ConvertTotals, RanksNodesHowTheyWereLinkedAndTheFolder) {
             "chakrashim convert: 1 rank converted, 0 failed; 22 nodes written; 0.25 s; .et in /sim");
 }
 
+TEST(ConvertSummary, SaysHowTheRankWasLinked) {
+  ConvertResult r = converted(4, 22, true, "/t/0_et/rank.4.et");
+  r.in_memory = true;
+  r.link_seconds = 0.25;
+  r.seconds = 0.5;
+  r.stats.collectives = 2;
+  EXPECT_EQ(summary_line(r),
+            "rank 4: linked in memory (0.25 s), 22 nodes (2 collectives, 0 sends, 0 receives) -> /t/0_et/rank.4.et "
+            "(0.50 s)");
+  r.in_memory = false;
+  r.input = "/t/0_linked/rank-4.json";
+  EXPECT_EQ(summary_line(r),
+            "rank 4: linked -> /t/0_linked/rank-4.json (0.25 s), 22 nodes (2 collectives, 0 sends, 0 receives) -> "
+            "/t/0_et/rank.4.et (0.50 s)");
+}
+
 }  // namespace
 }  // namespace chakrashim::tools::convert
