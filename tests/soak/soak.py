@@ -159,7 +159,11 @@ def execute(cmd, env, cwd, bound):
 
 
 def gloo_flake(r):
-    return "connectFullMesh" in r.err or "Connection reset by peer" in r.err
+    """A 2-rank launch that failed on loopback, shim or not: gloo's mesh, or
+    torchrun's store on a port that another run took between free_port()
+    and the bind (runs go two at a time)."""
+    return any(t in r.err for t in ("connectFullMesh", "Connection reset by peer", "EADDRINUSE",
+                                    "address already in use"))
 
 
 def files_under(root):
@@ -299,7 +303,10 @@ class Soak:
         if r.hung:
             fails.append(f"hung: no end within {bound:.0f} s; stacks:\n{r.stacks}")
         if r.rc != twin.rc:
-            fails.append(f"exit status {r.rc}, without the shim {twin.rc}")
+            # Both sides' stderr: seed 10307 (ddp2, two flush signals) once
+            # saw the job without the shim exit 1 and never again in replays.
+            fails.append(f"exit status {r.rc}, without the shim {twin.rc}\n"
+                         f"  the job without the shim, stderr (last 2000 chars):\n{twin.err[-2000:]}")
         ordered = not s["kind"].startswith("ddp")
         mine, theirs = r.out.splitlines(), twin.out.splitlines()
         if (mine if ordered else sorted(mine)) != (theirs if ordered else sorted(theirs)):
