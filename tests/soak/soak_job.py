@@ -109,8 +109,12 @@ def fire():
 
 
 def maybe_fault(step):
-    if args.dir_fault != "none" and step == args.dir_at and args.dir:
-        os.makedirs(args.dir, exist_ok=True)
+    # The folder fault is one outside actor: rank 0 alone. Two ranks doing it
+    # raced each other (seed 10591: rank 1 removed a symlink's target, then
+    # rank 0's makedirs met the dangling link and raised).
+    if (args.dir_fault != "none" and step == args.dir_at and args.dir
+            and os.environ.get("RANK", "0") == "0"):
+        os.makedirs(os.path.realpath(args.dir), exist_ok=True)
         if args.dir_fault == "ro":
             for d, subdirs, _ in os.walk(args.dir):
                 for s in subdirs:
