@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "test_temp_dir.h"
+
 namespace chakrashim::tools {
 namespace {
 
@@ -15,11 +17,7 @@ namespace fs = std::filesystem;
 
 class CaptureScan : public ::testing::Test {
  protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() / ("chakra-scan-" + std::to_string(::getpid()) + "-" +
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(root_);
-  }
+  void SetUp() override { root_ = testing_support::make_test_dir("chakra-scan"); }
   void TearDown() override { fs::remove_all(root_); }
   void touch(const fs::path& rel, const std::string& text = "{}") {
     fs::create_directories((root_ / rel).parent_path());

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "test_temp_dir.h"
+
 namespace chakrashim::files {
 namespace {
 
@@ -16,11 +18,7 @@ namespace fs = std::filesystem;
 
 class SmallFile : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("chakra-small-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
+  void SetUp() override { dir_ = testing_support::make_test_dir("chakra-small"); }
   void TearDown() override { fs::remove_all(dir_); }
   fs::path dir_;
 };

@@ -85,7 +85,6 @@ void link_then_read(const ConvertJob& job, EtPlusRead& read, ConvertResult& out)
   pipe.close();
   reader.join();
   out.linked = true;
-  out.input = job.input;
   out.link_seconds = linked.seconds;
   out.link_warnings = linked.warnings;
   if (!linked.ok) out.error = "link: " + linked.error;
