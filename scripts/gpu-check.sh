@@ -331,7 +331,7 @@ with_limit 900 cmake --build "$build" -j "$jobs" >"$logs/build.log" 2>&1 ||
   { show_tail "$logs/build.log" 40; fail "build failed (logs/build.log)"; }
 with_limit 120 cmake --install "$build" --prefix "$prefix" >"$logs/install.log" 2>&1 ||
   { show_tail "$logs/install.log"; fail "install failed (logs/install.log)"; }
-for f in lib/libchakrashim.so lib/libchakrashim_torch.so bin/chakrashim; do
+for f in lib/libchakrashim.so lib/libchakrashim_core.so lib/libchakrashim_torch.so bin/chakrashim; do
   [ -f "$prefix/$f" ] || fail "the install has no $prefix/$f"
 done
 # Honesty of the deps folder: no header of ours may have come from the system.

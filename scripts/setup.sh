@@ -104,6 +104,7 @@ cmake --build "$build" -j "$(nproc)"
 cmake --install "$build" --prefix "$prefix" >/dev/null
 log "installed into $prefix:"
 log "  preload   $prefix/lib/libchakrashim.so"
+log "  core      $prefix/lib/libchakrashim_core.so"
 log "  bridge    $prefix/lib/libchakrashim_torch.so"
 log "  command   $prefix/bin/chakrashim"
 log "  launcher  $prefix/bin/chakra-run"

@@ -67,6 +67,17 @@ class ForkedChildren(CaptureCase):
         cap = self.assert_valid_capture(list(range(2, 10)))
         self.assert_each_node_once(cap)
 
+    def test_a_trace_folder_longer_than_the_preload_stubs_fixed_arena(self):
+        # The stub copies our variables at load into a 2 KiB arena; a longer
+        # set goes to the heap. A 2.4 KB relative folder takes that path.
+        base = os.path.dirname(self.trace_dir)
+        rel = os.path.join(*(["d" * 200] * 12), "traces")
+        r = self.run_in(base, rel)
+        self.assert_ran(r)
+        self.trace_dir = os.path.join(base, rel)
+        cap = self.assert_valid_capture(list(range(2, 10)))
+        self.assert_each_node_once(cap)
+
     # Item 8: the child checked for a pending cut before it checked that it
     # was a forked child, so it could finalize the parent's window.
     def test_a_child_forked_after_the_memory_cap_never_finalizes_the_window(self):

@@ -11,6 +11,10 @@ from chakra_test import (PRELOAD, PYTHON, WITH_TORCH, clean_env, run,  # noqa: E
                          temp_dir)
 
 MISMATCH_DIR = os.environ.get("CHAKRASHIM_TEST_MISMATCH_DIR", "")
+# The core and the bridge lie beside the preloaded stub.
+CORE = os.path.join(os.path.dirname(PRELOAD), "libchakrashim_core.so")
+BRIDGE = os.environ.get("CHAKRASHIM_TEST_BRIDGE",
+                        os.path.join(os.path.dirname(PRELOAD), "libchakrashim_torch.so"))
 
 # Prints whether the bridge is mapped, the thread count, and a torch result.
 PROBE = """
@@ -115,13 +119,43 @@ class BridgeLoading(unittest.TestCase):
 
     def test_a_missing_bridge_is_one_line_and_the_job_runs_on(self):
         d = temp_dir(self)
-        core = os.path.join(d, "libchakrashim.so")
-        shutil.copy(PRELOAD, core)
-        r = self.probe(preload=core, CHAKRA_PROFILE=1)
+        stub = os.path.join(d, "libchakrashim.so")
+        shutil.copy(PRELOAD, stub)
+        shutil.copy(CORE, d)
+        r = self.probe(preload=stub, CHAKRA_PROFILE=1)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(self.lines(r)["sum"], "45.0")
         self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
         self.assertIn("cannot load the torch bridge", r.stderr)
+
+    def test_a_missing_core_is_one_line_and_the_job_runs_on(self):
+        # The stub alone, as a broken install would leave it.
+        d = temp_dir(self)
+        stub = os.path.join(d, "libchakrashim.so")
+        shutil.copy(PRELOAD, stub)
+        r = self.probe(preload=stub, CHAKRA_PROFILE=1)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual((self.lines(r)["sum"], self.lines(r)["bridge"]), ("45.0", "False"))
+        self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+        self.assertIn("cannot load the core: " + os.path.join(d, "libchakrashim_core.so"), r.stderr)
+
+    def test_a_relative_preload_path_still_finds_the_core_after_a_chdir(self):
+        # LD_PRELOAD names the stub relative to where the job starts; the job
+        # leaves that folder before it imports torch. The core and the bridge
+        # are still found beside the stub (the stub resolves its folder at load).
+        d = temp_dir(self)
+        lib = os.path.join(d, "lib")
+        os.makedirs(lib)
+        for f in (PRELOAD, CORE, BRIDGE):
+            shutil.copy(f, lib)
+        other = os.path.join(d, "elsewhere")
+        os.makedirs(other)
+        code = "import os; os.chdir(%r)\n%s" % (other, PROBE)
+        r = run([PYTHON, "-c", code],
+                clean_env(LD_PRELOAD="lib/libchakrashim.so", CHAKRA_PROFILE=1,
+                          CHAKRA_TRACE_DIR=self.trace_dir), cwd=d)
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertEqual(self.lines(r)["bridge"], "True")
 
     def test_stdout_and_exit_status_are_those_of_the_job(self):
         code = "import torch, sys; torch.manual_seed(0); print(torch.randn(3)); sys.exit(5)"

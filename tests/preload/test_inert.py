@@ -38,6 +38,20 @@ class InertProcesses(unittest.TestCase):
         plain, _ = self.assert_same_run([THREADS, "7"], 7)
         self.assertEqual(plain.stdout, "threads 1\n")
 
+    def test_a_plain_program_that_dlopens_never_loads_the_core(self):
+        # The stub loads the C++ core only where Python is: a launcher or
+        # tool that loads a plugin keeps only the small stub mapped.
+        plain, _ = self.assert_same_run([THREADS, "0", "dlopen"], 0)
+        self.assertEqual(plain.stdout, "dlopen ok\ncore 0\nthreads 1\n")
+
+    def test_python_loads_the_core_only_when_profile_is_set(self):
+        code = ("import json, ctypes\n"
+                "print(any('libchakrashim_core.so' in l for l in open('/proc/self/maps')))")
+        r = run([PYTHON, "-c", code], clean_env(LD_PRELOAD=PRELOAD))
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (0, "False\n", ""))
+        r = run([PYTHON, "-c", code], self.profile_env())
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (0, "True\n", ""))
+
     def test_python_pass_is_unchanged(self):
         self.assert_same_run([PYTHON, "-c", "pass"], 0)
 

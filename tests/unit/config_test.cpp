@@ -579,5 +579,25 @@ TEST(ParseConfig, EscapesControlCharactersInAnUnreadableProfileValue) {
   EXPECT_TRUE(contains(r.errors[0], "'1\\x0a'")) << r.errors[0];
 }
 
+TEST(EnvSnapshot, FromEntriesKeepsOursAndTheLaunchersOnly) {
+  // What the preload stub copied at load: a superset (every CHAKRA* name).
+  const char* entries[] = {"CHAKRA_PROFILE=1", "PATH=/usr/bin", "RANK=3",
+                           "CHAKRASHIM_CONFIG_SHOWN=1", "CHAKRASHIM_OTHER=x",
+                           "CHAKRA_TRACE_DIR=a=b", "NOEQUALS", "SLURM_PROCID=7",
+                           "RANKS=9", nullptr};
+  const EnvSnapshot env = EnvSnapshot::from_entries(entries, 9);
+  EXPECT_EQ(env.get("CHAKRA_PROFILE"), "1");
+  EXPECT_EQ(env.get("RANK"), "3");
+  EXPECT_EQ(env.get("SLURM_PROCID"), "7");
+  EXPECT_EQ(env.get("CHAKRASHIM_CONFIG_SHOWN"), "1");
+  EXPECT_EQ(env.get("CHAKRA_TRACE_DIR"), "a=b");  // the first '=' ends the name
+  EXPECT_FALSE(env.get("PATH"));
+  EXPECT_FALSE(env.get("CHAKRASHIM_OTHER"));
+  EXPECT_FALSE(env.get("RANKS"));
+  EXPECT_FALSE(env.get("NOEQUALS"));
+  EXPECT_EQ(env.all().size(), 5u);
+  EXPECT_TRUE(EnvSnapshot::from_entries(nullptr, 3).all().empty());
+}
+
 }  // namespace
 }  // namespace chakrashim::config

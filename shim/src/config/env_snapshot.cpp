@@ -1,26 +1,28 @@
 #include "config/env_snapshot.h"
 
-#include <array>
+#include "config/launcher_vars.h"
 
 namespace chakrashim::config {
-
-namespace {
-// Launcher variables that identity.cpp reads (docs/design.md section 4.1).
-constexpr std::array<std::string_view, 15> kLauncherVars = {
-    "RANK",          "WORLD_SIZE",        "LOCAL_RANK",
-    "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK",
-    "PMI_RANK",      "PMI_SIZE",          "MV2_COMM_WORLD_RANK",
-    "MV2_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS",
-    "SLURM_JOB_ID",  "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_RUN_ID",
-};
-}  // namespace
 
 bool EnvSnapshot::wanted(std::string_view name) {
   if (name.substr(0, 7) == "CHAKRA_") return true;
   if (name == "CHAKRASHIM_CONFIG_SHOWN") return true;  // config.h kConfigShownVar
-  for (auto v : kLauncherVars)
-    if (v == name) return true;
+  for (const char* v : chakrashim_launcher_vars)
+    if (name == v) return true;
   return false;
+}
+
+EnvSnapshot EnvSnapshot::from_entries(const char* const* entries, std::size_t count) {
+  EnvSnapshot env;
+  for (std::size_t i = 0; entries && i < count; ++i) {
+    if (!entries[i]) continue;
+    const std::string_view entry(entries[i]);
+    const auto eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string_view name = entry.substr(0, eq);
+    if (wanted(name)) env.set(name, entry.substr(eq + 1));
+  }
+  return env;
 }
 
 void EnvSnapshot::set(std::string_view name, std::string_view value) {

@@ -1,9 +1,11 @@
 // A value copy of the environment variables chakrashim reads: every CHAKRA_*
 // variable plus the launchers' rank, size and job variables. It is filled
-// once per process by preload/read_environ.cpp (the only reader of the
-// environment) or by tests, and handed to the pure parsers.
+// once per process from the entries the preload stub copied at load
+// (preload/preload_stub.c, the only reader of the environment) or by tests,
+// and handed to the pure parsers.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +23,10 @@ class EnvSnapshot {
   // True for the names this snapshot keeps: "CHAKRA_*" and the launcher
   // variables of docs/design.md section 4.1.
   static bool wanted(std::string_view name);
+
+  // Keeps the wanted ones of "NAME=value" entries (others, and entries
+  // without '=', are skipped).
+  static EnvSnapshot from_entries(const char* const* entries, std::size_t count);
 
   // Later values of the same name replace earlier ones, as getenv would see.
   void set(std::string_view name, std::string_view value);

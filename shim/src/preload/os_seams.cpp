@@ -8,29 +8,7 @@
 #include <cstring>
 #include <string_view>
 
-extern "C" char** environ;
-
 namespace chakrashim::preload {
-
-config::EnvSnapshot read_environ() {
-  config::EnvSnapshot env;
-  if (!environ) return env;
-  for (char** e = environ; *e; ++e) {
-    const std::string_view entry(*e);
-    const auto eq = entry.find('=');
-    if (eq == std::string_view::npos) continue;
-    const std::string_view name = entry.substr(0, eq);
-    if (config::EnvSnapshot::wanted(name)) env.set(name, entry.substr(eq + 1));
-  }
-  return env;
-}
-
-bool profile_variable_present() {
-  if (!environ) return false;
-  for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, "CHAKRA_PROFILE=", 15) == 0) return true;
-  return false;
-}
 
 target::ProcessInfo current_process() {
   char path[PATH_MAX];
@@ -39,19 +17,6 @@ target::ProcessInfo current_process() {
   const std::string_view exe(path, static_cast<std::size_t>(n));
   const auto slash = exe.rfind('/');
   return {std::string(slash == std::string_view::npos ? exe : exe.substr(slash + 1))};
-}
-
-std::string own_directory() {
-  Dl_info info;
-  if (::dladdr(reinterpret_cast<void*>(&own_directory), &info) == 0 || !info.dli_fname) return {};
-  const std::string path(info.dli_fname);
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
-}
-
-std::string working_directory() {
-  char path[PATH_MAX];
-  return ::getcwd(path, sizeof path) ? std::string(path) : std::string();
 }
 
 PythonApi find_python_api() {

@@ -10,23 +10,9 @@
 
 namespace chakrashim::preload {
 
-// Copies the wanted variables from `environ` (never getenv). The only code
-// that reads the environment. Call from the constructor, before threads.
-config::EnvSnapshot read_environ();
-
-// True when CHAKRA_PROFILE is set at all, whatever its value. Scans
-// `environ` without allocating: the first thing every process does.
-bool profile_variable_present();
-
 // The executable's basename from /proc/self/exe ("python3.11"); "" if that
 // cannot be read.
 target::ProcessInfo current_process();
-
-// The folder holding this library (for the bridge beside it), "" if unknown.
-std::string own_directory();
-
-// The process's working directory at the time of the call, "" if unknown.
-std::string working_directory();
 
 // Python's C API, found with dlsym(RTLD_DEFAULT) so that the core has no
 // DT_NEEDED on libpython. Each pointer is null in a process without Python.

@@ -16,10 +16,6 @@ void core_log(int level, const char* message) {
   log::line(static_cast<config::LogLevel>(level), message);
 }
 
-// The real dlopen; the interposed one would only pass through.
-using DlopenFn = void* (*)(const char*, int);
-DlopenFn real_dlopen() { return reinterpret_cast<DlopenFn>(::dlsym(RTLD_NEXT, "dlopen")); }
-
 }  // namespace
 
 Session& Session::instance() {
@@ -29,9 +25,11 @@ Session& Session::instance() {
   return *session;
 }
 
-void Session::start() {
+void Session::start(const chakrashim_stub_view& view) {
   if (state() != State::not_started) return;
-  const config::EnvSnapshot env = read_environ();
+  const config::EnvSnapshot env = config::EnvSnapshot::from_entries(view.vars, view.var_count);
+  own_dir_ = view.own_dir ? view.own_dir : "";
+  real_dlopen_ = view.real_dlopen;
   config::ParseResult parsed = config::parse_config(env);
   if (!parsed.enabled) {
     state_.store(State::inert, std::memory_order_release);
@@ -66,10 +64,11 @@ void Session::start() {
     return;
   }
   config_ = std::move(parsed.config);
-  if (config_->trace_dir.front() != '/') {
-    // Resolved once, so that a job that changes folders still writes where
-    // it was started.
-    config_->trace_dir = working_directory() + "/" + config_->trace_dir;
+  const std::string cwd = view.cwd ? view.cwd : "";
+  if (config_->trace_dir.front() != '/' && !cwd.empty()) {
+    // Resolved against the folder the process started in (the stub read it
+    // at load), so that a job that changes folders still writes there.
+    config_->trace_dir = cwd + "/" + config_->trace_dir;
   }
   state_.store(State::watching, std::memory_order_release);
 }
@@ -118,9 +117,9 @@ void Session::after_libtorch_seen() {
 }
 
 void Session::attach_bridge() {
-  const std::string path = own_directory() + "/" CHAKRASHIM_BRIDGE_LIBRARY;
-  const DlopenFn load = real_dlopen();
-  void* handle = load ? load(path.c_str(), RTLD_NOW | RTLD_LOCAL) : nullptr;
+  const std::string path = own_dir_ + "/" CHAKRASHIM_BRIDGE_LIBRARY;
+  // The real dlopen: ours would only pass through (and call us again).
+  void* handle = real_dlopen_ ? real_dlopen_(path.c_str(), RTLD_NOW | RTLD_LOCAL) : nullptr;
   if (!handle) {
     const char* why = ::dlerror();
     log::error("cannot load the torch bridge " + path + ": " + (why ? why : "?") +

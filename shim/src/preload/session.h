@@ -9,9 +9,10 @@
 //                              printed once, when libtorch appears, i.e. in
 //                              processes that would have been targets
 //
-// Threads: start() runs in the constructor, before the job has threads.
-// on_dlopen() runs on any thread, inside dlopen's caller, and only reads
-// atomics. The pending call runs on Python's main thread with the GIL.
+// Threads: start() runs once, on the thread of the first dlopen in a Python
+// process (the stub's load_core guarantees once). on_dlopen() runs on any
+// thread, inside dlopen's caller, and only reads atomics. The pending call
+// runs on Python's main thread with the GIL.
 #pragma once
 
 #include <atomic>
@@ -22,6 +23,7 @@
 #include "chakrashim/bridge_abi.h"
 #include "config/config.h"
 #include "preload/os_seams.h"
+#include "preload/stub_abi.h"
 #include "target/identity.h"
 
 namespace chakrashim::preload {
@@ -34,8 +36,9 @@ class Session {
   // after static destructors, and must still find a valid object.
   static Session& instance();
 
-  // Reads the environment once and decides what this process is.
-  void start();
+  // Decides what this process is, from what the stub saw at load (the
+  // environment, the working directory, its own folder).
+  void start(const chakrashim_stub_view& view);
   // Called by the dlopen wrapper on every dlopen, before the real one.
   // It only schedules work; it never loads or probes anything itself.
   void on_dlopen();
@@ -51,6 +54,8 @@ class Session {
   std::atomic<State> state_{State::not_started};
   std::atomic<bool> call_scheduled_{false};
   PythonApi python_;
+  std::string own_dir_;                           // the bridge lies beside us
+  void* (*real_dlopen_)(const char*, int) = nullptr;
   std::optional<config::Config> config_;
   target::Identity identity_;
   std::vector<std::string> config_errors_;  // printed once, as errors
