@@ -42,6 +42,14 @@ FAULTS = [("none", 4), ("sigterm", 2), ("sigint", 1), ("usr1", 2), ("term2", 1),
           ("exit", 1), ("raise", 1), ("os_exit", 1), ("sigkill", 1)]
 FOLDERS = [("absolute", 4), ("relative", 2), ("symlink", 2)]
 DIR_FAULTS = [("none", 8), ("ro", 1), ("rm", 1), ("full", 1)]
+# The windows: one fixed window, repeated windows (CHAKRA_REPEAT_EVERY), or
+# on demand (CHAKRA_ON_DEMAND=1, asked by `chakrashim trigger` at a random
+# moment). Drawn only for seeds from WINDOWS_FROM_SEED on, from a stream of
+# their own: the seeds below keep the scenarios they drew when their
+# failures were found (the regression seeds of soak.short, the 1,000-run
+# soaks of seeds 10000-11999).
+WINDOWS = [("fixed", 6), ("repeat", 2), ("on_demand", 2)]
+WINDOWS_FROM_SEED = 20000
 
 
 def pick(rng, weighted):
@@ -85,16 +93,45 @@ def draw(seed):
     s["folder"] = pick(rng, FOLDERS)
     s["dir_fault"] = pick(rng, DIR_FAULTS)
     s["dir_at"] = rng.randint(0, s["steps"] - 1)
+    s["windows"] = "fixed"
+    if seed >= WINDOWS_FROM_SEED:
+        draw_windows(random.Random(f"windows-{seed}"), s)
     return s
+
+
+def draw_windows(rng, s):
+    s["windows"] = pick(rng, WINDOWS)
+    env = s["env"]
+    if s["windows"] == "repeat":
+        start, end = env["CHAKRA_START_STEP"], env["CHAKRA_END_STEP"]
+        env["CHAKRA_REPEAT_EVERY"] = end - start + 1 + rng.randint(1, 2)  # a step between
+        if rng.random() < 0.3:
+            env["CHAKRA_REPEAT_UNTIL"] = end + rng.randint(0, 6)
+    elif s["windows"] == "on_demand":
+        for k in ("CHAKRA_START_STEP", "CHAKRA_END_STEP"):
+            del env[k]
+        env["CHAKRA_ON_DEMAND"] = 1
+        # Long enough for a trigger to land: the job publishes its step at
+        # most once a second and looks for triggers once a second, so the
+        # steps are slowed (a sleep outside any op) and the window is asked
+        # for a second or two ahead.
+        s["steps"] = rng.randint(16, 24)
+        s["step_ms"] = 250
+        s["trigger_delay_s"] = rng.choice([0, 0.2, 0.5])
+        s["trigger_in"] = rng.choice([5, 7, 9])
+        s["trigger_steps"] = rng.randint(1, 3)
 
 
 def describe(s):
     e = " ".join(f"{k[7:]}={v}" for k, v in s["env"].items()
                  if k not in ("CHAKRA_CUPTI_LIB",)) + (" cupti=double" if "CHAKRA_CUPTI_LIB" in
                                                        s["env"] else "")
+    trigger = (f" step_ms={s['step_ms']} trigger={s['trigger_steps']}@+{s['trigger_delay_s']}s,"
+               f"in={s['trigger_in']}"
+               if s["windows"] == "on_demand" else "")
     return (f"kind={s['kind']} steps={s['steps']} fault={s['fault']} at={s['at']} "
             f"where={s['where']} gap_ms={s['gap_ms']} folder={s['folder']} "
-            f"dir_fault={s['dir_fault']}@{s['dir_at']} {e}")
+            f"dir_fault={s['dir_fault']}@{s['dir_at']} {e}{trigger}")
 
 
 def free_port():
@@ -107,6 +144,8 @@ def job_cmd(s, trace_arg):
     args = ["--kind", "ddp" if s["kind"].startswith("ddp") else s["kind"],
             "--steps", str(s["steps"]), "--fault", s["fault"], "--at", str(s["at"]),
             "--where", s["where"], "--gap-ms", str(s["gap_ms"])]
+    if s.get("step_ms"):
+        args += ["--step-ms", str(s["step_ms"])]
     if s["dir_fault"] in ("ro", "rm"):
         args += ["--dir-fault", s["dir_fault"], "--dir-at", str(s["dir_at"]), "--dir", trace_arg]
     if s["kind"].startswith("ddp"):
@@ -174,19 +213,57 @@ def files_under(root):
 
 
 def cycles_done_by(s, step):
-    """How many capture cycles have their last step at or before `step`."""
+    """How many capture cycles have their last step at or before `step`
+    (every repeat of a repeated window counted); None on demand, where the
+    trigger's moment decides."""
     e = s["env"]
+    if s["windows"] == "on_demand":
+        return None
     start, end = e["CHAKRA_START_STEP"], e["CHAKRA_END_STEP"]
     warm, active = e.get("CHAKRA_WARMUP_STEPS", 0), e.get("CHAKRA_ACTIVE_STEPS")
-    if active is None:
-        return 1 if end <= step else 0
-    n, first = 0, start
-    while first <= end:
-        last = min(first + warm + active - 1, end)
-        if last <= step:
-            n += 1
-        first += warm + active
+    every = e.get("CHAKRA_REPEAT_EVERY")
+    until = e.get("CHAKRA_REPEAT_UNTIL", 10 ** 9)
+    n, shift = 0, 0
+    while shift == 0 or (every and end + shift <= until and start + shift <= step):
+        if active is None:
+            n += 1 if end + shift <= step else 0
+        else:
+            first = start + shift
+            while first <= end + shift:
+                last = min(first + warm + active - 1, end + shift)
+                if last <= step:
+                    n += 1
+                first += warm + active
+        if not every:
+            break
+        shift += every
     return n
+
+
+def capture_root(path):
+    """The folder of a trace file's capture, relative to the trace folder:
+    "" for a fixed window, "step-S" for a repeated or triggered one."""
+    first = path.split(os.sep, 1)[0]
+    return first if re.fullmatch(r"step-[0-9]+", first) else ""
+
+
+def trigger_when_published(s, real, done):
+    """On demand: once the job publishes its step, wait the drawn delay and
+    ask for a window with `chakrashim trigger` (what it answers does not
+    matter: the job may be ending, or its folder gone)."""
+    control = os.path.join(real, ".chakrashim")
+    while not done.wait(0.05):
+        try:
+            published = any(os.path.exists(os.path.join(control, j, "step.json"))
+                            for j in os.listdir(control))
+        except OSError:
+            published = False
+        if published:
+            if not done.wait(s["trigger_delay_s"]):
+                subprocess.run([CLI, "trigger", "--in", str(s["trigger_in"]),
+                                "--steps", str(s["trigger_steps"]), real],
+                               capture_output=True, timeout=30)
+            return
 
 
 def shape(name):
@@ -213,7 +290,7 @@ class Soak:
 
     def twin(self, s):
         """The job without the shim under the same fault (cached by job)."""
-        key = (s["kind"], s["steps"], s["fault"], s["at"], s["where"], s["gap_ms"],
+        key = (s["kind"], s["steps"], s.get("step_ms", 0), s["fault"], s["at"], s["where"], s["gap_ms"],
                s["dir_fault"] if s["dir_fault"] in ("ro", "rm") else "none", s["dir_at"])
         with self.lock:
             key_lock = self.twin_locks.setdefault(key, threading.Lock())
@@ -296,7 +373,17 @@ class Soak:
                         **{k: str(v) for k, v in s["env"].items()})
         bound = 2 * twin.secs + s["env"]["CHAKRA_EXIT_TIMEOUT"] + 45
         for _ in range(3):
-            r = execute(job_cmd(s, trace_arg), env, cwd, bound)
+            done = threading.Event()
+            asker = None
+            if s["windows"] == "on_demand":
+                asker = threading.Thread(target=trigger_when_published, args=(s, real, done))
+                asker.start()
+            try:
+                r = execute(job_cmd(s, trace_arg), env, cwd, bound)
+            finally:
+                done.set()
+                if asker:
+                    asker.join()
             if not gloo_flake(r):
                 break
             shutil.rmtree(real, ignore_errors=True)
@@ -313,15 +400,26 @@ class Soak:
             fails.append(f"stdout differs:\n--- shim\n{r.out}--- no shim\n{twin.out}")
         # Files.
         files = files_under(real) if os.path.isdir(real) else []
-        final = [f for f in files if not f.endswith(".partial")]
-        stray = [f for f in final if not f.startswith(("0_chakra", "0_kineto"))]
+        # On demand, the control folder (.chakrashim/) is ours too; a job
+        # that ends normally removes its step.json, one killed leaves it.
+        final = [f for f in files if not f.endswith(".partial")
+                 and not f.startswith(".chakrashim" + os.sep)]
+        stray = [f for f in final
+                 if not os.path.relpath(f, capture_root(f) or ".").startswith(("0_chakra", "0_kineto"))
+                 or bool(capture_root(f)) != (s["windows"] != "fixed")]
         if stray:
             fails.append(f"unexpected files in the trace folder: {stray}")
-        traces = [os.path.join(real, f) for f in final if f not in stray]
-        if traces:
-            c = subprocess.run([CLI, "check", "--quiet", *traces], capture_output=True, text=True)
+        traces = [f for f in final if f not in stray]
+        by_root = {}
+        for f in traces:  # each window's capture is checked as one
+            by_root.setdefault(capture_root(f), []).append(os.path.join(real, f))
+        s["windows_written"] = len(by_root)
+        for root, paths in sorted(by_root.items()):
+            c = subprocess.run([CLI, "check", "--quiet", *paths], capture_output=True, text=True)
             if c.returncode != 0:
-                fails.append(f"chakrashim check failed ({c.returncode}):\n{c.stdout}{c.stderr}")
+                fails.append(f"chakrashim check failed ({c.returncode}) on {root or 'the trace folder'}:\n"
+                             f"{c.stdout}{c.stderr}")
+        traces = [os.path.join(real, f) for f in traces]
         for path in traces:
             if "_chakra" not in path:
                 continue
@@ -335,7 +433,7 @@ class Soak:
         if s["fault"] in ("sigkill", "os_exit") and s["at"] >= 0:
             allowed = cycles_done_by(s, s["at"])
             ets = [f for f in final if "_chakra" in f]
-            if len(ets) > allowed:
+            if allowed is not None and len(ets) > allowed:
                 fails.append(f"{s['fault']} at step {s['at']}: final ETs {ets}, "
                              f"at most {allowed} window(s) had ended")
         elif s["fault"] in ("sigkill", "os_exit") and final:
@@ -409,6 +507,7 @@ def main():
         return 2
     soak = Soak(keep=a.keep or None, quiet=a.quiet)
     failed, mix, groups, t0 = [], {}, {}, time.monotonic()
+    drawn = []
     stop = []  # SIGTERM/SIGINT: finish the current run, then the summary
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.append(1))
@@ -445,7 +544,8 @@ def main():
             drain(a.jobs)
             done += 1
             s = draw(seed)
-            for k in ("kind", "fault", "folder", "dir_fault"):
+            drawn.append(s)
+            for k in ("kind", "fault", "folder", "dir_fault", "windows"):
                 mix.setdefault(k, {}).setdefault(s[k], 0)
                 mix[k][s[k]] += 1
             running[pool.submit(soak.run, s)] = (seed, s)
@@ -455,6 +555,13 @@ def main():
           + (f" (stopped before {len(seeds)})" if done < len(seeds) else ""))
     for k, counts in mix.items():
         print(f"  {k}: " + ", ".join(f"{n} {c}" for n, c in sorted(counts.items())))
+    # Whether the drawn windows were really taken: a trigger may come too
+    # late for a short job, and a fault may come first.
+    for mode in ("repeat", "on_demand"):
+        runs = [s for s in drawn if s["windows"] == mode and "windows_written" in s]
+        if runs:
+            print(f"  {mode}: {sum(1 for s in runs if s['windows_written'])} of {len(runs)} runs wrote "
+                  f"a window ({sum(s['windows_written'] for s in runs)} windows)")
     for sig, group in groups.items():
         print(f"  {len(group)} failed with [{sig}]: seeds " + ",".join(map(str, group)))
     return 1 if failed else 0

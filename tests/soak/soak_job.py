@@ -39,6 +39,8 @@ p.add_argument("--fault", default="none")
 p.add_argument("--at", type=int, default=0)
 p.add_argument("--where", default="out")
 p.add_argument("--gap-ms", type=int, default=0, help="term2/usr1x2: delay of the second signal")
+p.add_argument("--step-ms", type=int, default=0,
+               help="sleep after each step, outside any op (on demand: time for a trigger)")
 p.add_argument("--dir-fault", default="none")
 p.add_argument("--dir-at", type=int, default=0)
 p.add_argument("--dir", default="")
@@ -208,6 +210,8 @@ for step in range(args.steps):
         import subprocess
         out = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True)
         say(out.stdout.strip() + f" rc {out.returncode}")
+    if args.step_ms:
+        time.sleep(args.step_ms / 1000)
     maybe_fault(step)
 stop_thread.set()
 if args.kind == "ddp":

@@ -1,0 +1,73 @@
+"""The soak's pure rules (tests/soak/soak.py): what a seed draws and how the
+windows a run may have finished are counted. Fast; runs no job."""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import soak  # noqa: E402
+
+
+class Draw(unittest.TestCase):
+    def test_regression_seeds_keep_the_scenarios_they_failed_with(self):
+        # Pinned: the windows draw (seeds from 20000) must not move these.
+        self.assertEqual(soak.describe(soak.draw(10307)),
+                         "kind=ddp2 steps=5 fault=usr1x2 at=0 where=out gap_ms=0 folder=absolute "
+                         "dir_fault=full@3 START_STEP=1 END_STEP=3 GZIP=1 EXIT_TIMEOUT=5 "
+                         "FLUSH_SIGNAL=USR1")
+        self.assertEqual(soak.describe(soak.draw(1)),
+                         "kind=plain steps=5 fault=none at=2 where=out gap_ms=20 folder=relative "
+                         "dir_fault=none@1 START_STEP=5 END_STEP=8 MAX_MEMORY=4K EXIT_TIMEOUT=2 "
+                         "FLUSH_SIGNAL=USR1")
+        for seed in range(0, soak.WINDOWS_FROM_SEED, 997):
+            self.assertEqual(soak.draw(seed)["windows"], "fixed")
+
+    def test_windows_from_20000_follow_the_configuration_rules(self):
+        modes = set()
+        for seed in range(soak.WINDOWS_FROM_SEED, soak.WINDOWS_FROM_SEED + 300):
+            s = soak.draw(seed)
+            modes.add(s["windows"])
+            e = s["env"]
+            if s["windows"] == "repeat":
+                length = e["CHAKRA_END_STEP"] - e["CHAKRA_START_STEP"] + 1
+                self.assertGreater(e["CHAKRA_REPEAT_EVERY"], length, seed)  # a step between
+                self.assertGreaterEqual(e.get("CHAKRA_REPEAT_UNTIL", 10 ** 9), e["CHAKRA_END_STEP"])
+            elif s["windows"] == "on_demand":
+                self.assertNotIn("CHAKRA_START_STEP", e)
+                self.assertNotIn("CHAKRA_END_STEP", e)
+                self.assertEqual(e["CHAKRA_ON_DEMAND"], 1)
+                self.assertIn(s["trigger_in"], (5, 7, 9))
+            self.assertEqual(soak.draw(seed), s, "a replay draws the same")
+        self.assertEqual(modes, {"fixed", "repeat", "on_demand"})
+
+
+class WindowsDone(unittest.TestCase):
+    def scenario(self, windows="fixed", **env):
+        return {"windows": windows, "env": env}
+
+    def test_a_fixed_window(self):
+        s = self.scenario(CHAKRA_START_STEP=2, CHAKRA_END_STEP=3)
+        self.assertEqual([soak.cycles_done_by(s, k) for k in range(6)], [0, 0, 0, 1, 1, 1])
+
+    def test_repeats_count_each(self):
+        s = self.scenario("repeat", CHAKRA_START_STEP=2, CHAKRA_END_STEP=3, CHAKRA_REPEAT_EVERY=4)
+        self.assertEqual([soak.cycles_done_by(s, k) for k in range(12)],
+                         [0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3])
+
+    def test_repeats_with_cycles_stop_at_repeat_until(self):
+        s = self.scenario("repeat", CHAKRA_START_STEP=1, CHAKRA_END_STEP=4, CHAKRA_WARMUP_STEPS=1,
+                          CHAKRA_ACTIVE_STEPS=1, CHAKRA_REPEAT_EVERY=5, CHAKRA_REPEAT_UNTIL=9)
+        self.assertEqual([soak.cycles_done_by(s, k) for k in range(16)],
+                         [0, 0, 1, 1, 2, 2, 2, 3, 3, 4, 4, 4, 4, 4, 4, 4])
+
+    def test_on_demand_has_no_bound(self):
+        self.assertIsNone(soak.cycles_done_by(self.scenario("on_demand", CHAKRA_ON_DEMAND=1), 5))
+
+    def test_capture_roots(self):
+        self.assertEqual(soak.capture_root(os.path.join("step-12", "0_chakra", "rank-0.json")), "step-12")
+        self.assertEqual(soak.capture_root(os.path.join("0_chakra", "rank-0.json")), "")
+        self.assertEqual(soak.capture_root(os.path.join("step-x", "0_chakra", "rank-0.json")), "")
+
+
+if __name__ == "__main__":
+    unittest.main()
