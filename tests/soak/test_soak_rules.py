@@ -69,5 +69,15 @@ class WindowsDone(unittest.TestCase):
         self.assertEqual(soak.capture_root(os.path.join("step-x", "0_chakra", "rank-0.json")), "")
 
 
+class Leftovers(unittest.TestCase):
+    def test_multiprocessing_listeners_are_not_judged_after_os_exit_or_sigkill(self):
+        name = os.path.join("pymp-onuh13s2", "listener-qxs46n3r")
+        self.assertTrue(soak.mp_leftover({"fault": "os_exit"}, name))
+        self.assertTrue(soak.mp_leftover({"fault": "sigkill"}, name))
+        self.assertFalse(soak.mp_leftover({"fault": "sigterm"}, name))
+        self.assertFalse(soak.mp_leftover({"fault": "os_exit"}, "chakra-trace.json"))
+        self.assertFalse(soak.mp_leftover({"fault": "os_exit"}, os.path.join("pymp-onuh13s2", "x")))
+
+
 if __name__ == "__main__":
     unittest.main()
