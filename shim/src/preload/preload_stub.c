@@ -45,8 +45,9 @@ static atomic_int g_state = STUB_INERT;
 static _Atomic(void*) g_real_dlopen;
 static _Atomic(chakrashim_core_dlopen_fn) g_core_dlopen;
 
-/* What the constructor saw, written once by it (no threads yet) and
- * read-only afterwards. One block, in the order it is written, so that a
+/* What the constructor saw, written once by it (no threads yet), completed
+ * (own_dir, the view's real_dlopen) by the one thread that won the move to
+ * "loading", just before the core's start, and read-only afterwards. One block, in the order it is written, so that a
  * process touches as few fresh pages as it can (each is a page fault at
  * start-up): the fixed arena holds any usual set of our variables, a larger
  * one goes to the heap. */
