@@ -223,20 +223,16 @@ def cycles_done_by(s, step):
     warm, active = e.get("CHAKRA_WARMUP_STEPS", 0), e.get("CHAKRA_ACTIVE_STEPS")
     every = e.get("CHAKRA_REPEAT_EVERY")
     until = e.get("CHAKRA_REPEAT_UNTIL", 10 ** 9)
-    n, shift = 0, 0
-    while shift == 0 or (every and end + shift <= until and start + shift <= step):
+    # The windows that may have ended by `step`: each repeat starts `every`
+    # later, while it still ends by REPEAT_UNTIL and starts by `step`.
+    shifts = range(0, max(0, min(until - end, step - start)) + 1, every) if every else [0]
+    n = 0
+    for shift in shifts:
         if active is None:
-            n += 1 if end + shift <= step else 0
-        else:
-            first = start + shift
-            while first <= end + shift:
-                last = min(first + warm + active - 1, end + shift)
-                if last <= step:
-                    n += 1
-                first += warm + active
-        if not every:
-            break
-        shift += every
+            n += end + shift <= step
+            continue
+        for first in range(start + shift, end + shift + 1, warm + active):
+            n += min(first + warm + active - 1, end + shift) <= step
     return n
 
 

@@ -1,6 +1,6 @@
 /* dlopen(file, mode): call chakrashim_dlopen_prepare(), then jump to the
  * real dlopen it returns, with the caller's arguments and return address
- * untouched (see dlopen_hook.cpp for why). */
+ * untouched (see chakrashim_dlopen_prepare in preload_stub.c for why). */
 #if defined(__x86_64__)
         .text
         .globl  dlopen

@@ -47,10 +47,10 @@ static _Atomic(chakrashim_core_dlopen_fn) g_core_dlopen;
 
 /* What the constructor saw, written once by it (no threads yet), completed
  * (own_dir, the view's real_dlopen) by the one thread that won the move to
- * "loading", just before the core's start, and read-only afterwards. One block, in the order it is written, so that a
- * process touches as few fresh pages as it can (each is a page fault at
- * start-up): the fixed arena holds any usual set of our variables, a larger
- * one goes to the heap. */
+ * "loading", just before the core's start, and read-only afterwards. One
+ * block, in the order it is written, so that a process touches as few
+ * fresh pages as it can (each is a page fault at start-up): the fixed arena
+ * holds any usual set of our variables, a larger one goes to the heap. */
 static struct {
   struct chakrashim_stub_view view;
   const char* vars[64];
@@ -239,9 +239,17 @@ static void load_core(void* (*real)(const char*, int)) {
   on_dlopen();
 }
 
-/* Called by the dlopen entry (dlopen_entry_<arch>.S) before it jumps to the
- * address returned: the real dlopen. It can run before our constructor
- * (another preloaded library's), then it only passes through. */
+/* The interposed dlopen, in two halves. glibc's dlopen takes its caller's
+ * return address to choose whose RUNPATH and $ORIGIN to search, so ours must
+ * leave that address alone: it must jump to the real dlopen and do nothing
+ * after it (docs/design.md section 4.2; a wrapper that called and returned
+ * broke a library with RUNPATH $ORIGIN/sub). A compiler cannot promise that
+ * tail call, and sanitizer builds defeat it, so the entry point `dlopen` is
+ * written in assembly (dlopen_entry_<arch>.S): it saves the arguments,
+ * calls this function, restores them and jumps to the address returned,
+ * the real dlopen. tests/preload/runpath_fixture guards this in every
+ * build. This half can run before our constructor (another preloaded
+ * library's), and then only passes through. */
 __attribute__((visibility("hidden"))) void* chakrashim_dlopen_prepare(void) {
   void* real = atomic_load_explicit(&g_real_dlopen, memory_order_acquire);
   if (!real) {
