@@ -271,7 +271,7 @@ stage=configure
 prefix=$build/prefix
 # A unity build (eight sources a translation unit): half the compile time,
 # on the GPU machine's short lease and in CI's --dry run alike; CI's main
-# build compiles one source a unit, as users build.
+# build compiles the libraries one source a unit, as users build them.
 cmake_args=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DCHAKRA_BUILD_TESTS=OFF -DCMAKE_UNITY_BUILD=ON
             "-DPython3_EXECUTABLE=$py"
             "-DCHAKRA_HEADER_DEPS_DIR=$deps"

@@ -17,8 +17,9 @@
 # eight sources into one translation unit): the variants' builds take half
 # the CPU time (ASan+UBSan targets: 386 s of CPU against 731 s), since most
 # of a translation unit's time here is torch's and GoogleTest's headers. The
-# main build (setup.sh) stays one source a unit, as users build it, so a
-# missing #include still fails there. Prints each part's time; exits
+# main build (setup.sh) compiles the libraries one source a unit, as users
+# build them, so a missing #include still fails there (its unit tests are
+# unity builds too: tests/CMakeLists.txt). Prints each part's time; exits
 # non-zero when any part failed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

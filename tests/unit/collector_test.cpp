@@ -77,7 +77,9 @@ TEST(JoinDeviceCapture, LeavesOutAndCountsGpuOpsNoOpClaims) {
       ++kernels;
       EXPECT_EQ(e.external_id, 7u);
     }
-    if (e.kind == DeviceEventKind::runtime) EXPECT_EQ(e.flow, e.correlation == 1) << e.correlation;
+    if (e.kind == DeviceEventKind::runtime) {
+      EXPECT_EQ(e.flow, e.correlation == 1) << e.correlation;
+    }
   }
   EXPECT_EQ(kernels, 1u);
 }

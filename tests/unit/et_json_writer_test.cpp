@@ -71,7 +71,7 @@ struct Start {
   std::uint64_t seq = 0, handle = 0, tid = 1, fw_tid = 0;
   std::int64_t seq_nr = -1;
   std::uint8_t scope = 0;
-  std::string name = "aten::op", schema;
+  std::string name = "aten::op", schema{};
   bool inputs_logged = true;
 };
 

@@ -9,7 +9,7 @@
 namespace chakrashim::tools::report {
 namespace {
 
-TraceEvent event(const char* cat, const char* name, std::int64_t ts, std::int64_t dur, std::int64_t pid,
+TraceEvent timeline_event(const char* cat, const char* name, std::int64_t ts, std::int64_t dur, std::int64_t pid,
                  std::int64_t tid) {
   TraceEvent e;
   e.ph = "X";
@@ -25,10 +25,12 @@ TraceEvent event(const char* cat, const char* name, std::int64_t ts, std::int64_
 
 EventTable table() {
   EventTable t;
-  for (const auto& e : {event("user_annotation", "ProfilerStep#7", 100, 100, 50, 51),
-                        event("cpu_op", "aten::linear", 110, 50, 50, 51), event("cpu_op", "aten::addmm", 120, 20, 50, 51),
-                        event("cpu_op", "aten::mm", 150, 80, 50, 52), event("kernel", "void gemm()", 130, 90, 0, 7),
-                        event("cpu_op", "aten::before", 10, 20, 50, 51)})
+  for (const auto& e : {timeline_event("user_annotation", "ProfilerStep#7", 100, 100, 50, 51),
+                        timeline_event("cpu_op", "aten::linear", 110, 50, 50, 51),
+                        timeline_event("cpu_op", "aten::addmm", 120, 20, 50, 51),
+                        timeline_event("cpu_op", "aten::mm", 150, 80, 50, 52),
+                        timeline_event("kernel", "void gemm()", 130, 90, 0, 7),
+                        timeline_event("cpu_op", "aten::before", 10, 20, 50, 51)})
     t.add(e);
   return t;
 }
@@ -48,8 +50,12 @@ TEST(BuildTimeline, PutsTheStepFirstThenNestedOpsThenStreams) {
   EXPECT_EQ(tl.names[tl.bars[0].name], "ProfilerStep#7");
   for (const auto& b : tl.bars) {
     const std::string& name = tl.names[b.name];
-    if (name == "aten::addmm") EXPECT_EQ(b.depth, 2u);
-    if (name == "aten::mm") EXPECT_EQ(b.depth, 0u);
+    if (name == "aten::addmm") {
+      EXPECT_EQ(b.depth, 2u);
+    }
+    if (name == "aten::mm") {
+      EXPECT_EQ(b.depth, 0u);
+    }
     if (name == "void gemm()") {
       EXPECT_EQ(b.kind, BarKind::compute);
       EXPECT_EQ(b.start, 30);

@@ -20,7 +20,7 @@ struct Read {
   std::vector<TraceEvent> events;
 };
 
-Read read(const std::string& text) {
+Read read_events(const std::string& text) {
   std::istringstream in(text);
   Read r;
   r.summary = read_device_trace(in, [&](const TraceEvent& e) { r.events.push_back(e); });
@@ -28,7 +28,7 @@ Read read(const std::string& text) {
 }
 
 TEST(TraceReader, HandsOverEachEventWithItsArgs) {
-  const auto r = read(R"({"schemaVersion": 1, "traceEvents": [
+  const auto r = read_events(R"({"schemaVersion": 1, "traceEvents": [
     {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 4458676416788.066, "dur": 41.407,
      "args": {"External id": 12, "correlation": 57541, "stream": 7, "grid": [1, 2, 3], "nested": {"stream": 9}}},
     {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 10, "tid": 11, "ts": 5, "dur": 2,
@@ -54,7 +54,7 @@ TEST(TraceReader, HandsOverEachEventWithItsArgs) {
 }
 
 TEST(TraceReader, KeepsTheHeaderKeysAndOurMetadataOnly) {
-  const auto r = read(R"({"schemaVersion": 1, "deviceProperties": [{"id": 0}],
+  const auto r = read_events(R"({"schemaVersion": 1, "deviceProperties": [{"id": 0}],
     "distributedInfo": {"rank": 2, "pg_config": [{"ranks": [0, 1]}]},
     "traceEvents": [], "traceName": "t", "chakrashim": {"steps": {"captured": [3]}, "ranks": {"world_size": 4}}})");
   ASSERT_TRUE(r.summary.parse.ok);
@@ -70,7 +70,7 @@ TEST(TraceReader, KeepsTheHeaderKeysAndOurMetadataOnly) {
 
 TEST(TraceReader, AnIntegerTimePastInt64NanosecondsIsUnreadableNotOverflowed) {
   // Found by tests/fuzz/trace_reader_fuzz.cpp: ts * 1000 overflowed int64.
-  const auto r = read(R"({"traceEvents": [
+  const auto r = read_events(R"({"traceEvents": [
     {"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1111189073625086408, "dur": -9223372036854775807},
     {"ph": "X", "cat": "cpu_op", "name": "b", "ts": 9223372036854775, "dur": 2}
   ]})");
@@ -83,11 +83,11 @@ TEST(TraceReader, AnIntegerTimePastInt64NanosecondsIsUnreadableNotOverflowed) {
 }
 
 TEST(TraceReader, TellsACutOffFileFromASyntaxError) {
-  const auto cut = read(R"({"traceEvents": [{"ph": "X", "name": "a"}, {"ph": "X")");
+  const auto cut = read_events(R"({"traceEvents": [{"ph": "X", "name": "a"}, {"ph": "X")");
   EXPECT_FALSE(cut.summary.parse.ok);
   EXPECT_TRUE(cut.summary.parse.truncated);
   EXPECT_EQ(cut.summary.events, 1u);
-  const auto bad = read(R"({"traceEvents": [{"ph": X}]})");
+  const auto bad = read_events(R"({"traceEvents": [{"ph": X}]})");
   EXPECT_FALSE(bad.summary.parse.ok);
   EXPECT_FALSE(bad.summary.parse.truncated);
 }
@@ -117,7 +117,7 @@ TEST(TraceReader, ReadsWhatOurWriterWrites) {
   trailer.dropped_records = 2;
   ASSERT_TRUE(w.end(trailer));
 
-  const auto r = read(sink.text());
+  const auto r = read_events(sink.text());
   ASSERT_TRUE(r.summary.parse.ok) << r.summary.parse.error;
   ASSERT_EQ(r.events.size(), 2u);
   EXPECT_EQ(r.events[0].cat, "cpu_op");

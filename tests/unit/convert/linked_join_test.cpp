@@ -16,7 +16,7 @@
 namespace chakrashim::tools::convert {
 namespace {
 
-std::string node(int id, const std::string& parent, const std::string& name, const std::string& more = "",
+std::string host_node(int id, const std::string& parent, const std::string& name, const std::string& more = "",
                  const std::string& attr_extra = "") {
   const std::string io = R"j({"values": [[5, 6, 0, 4, 4, "cuda:0"]], "shapes": [[4]], "types": ["Tensor(float)"]})j";
   return R"({"id": )" + std::to_string(id) + R"(, "name": ")" + name + R"(", "ctrl_deps": )" + parent +
@@ -24,7 +24,7 @@ std::string node(int id, const std::string& parent, const std::string& name, con
          more + "}";
 }
 
-std::string doc(const std::string& nodes) {
+std::string host_doc(const std::string& nodes) {
   return R"({"schema": "1.1.1-chakra.0.0.4", "pid": 7, "time": "t", "start_ts": 5, "nodes": [)" + nodes +
          R"(], "finish_ts": 9})";
 }
@@ -61,8 +61,8 @@ class LinkedJoin : public ::testing::Test {
 };
 
 TEST_F(LinkedJoin, HostNodesAndTheirGpuChildrenAsTheEtPlusReaderSeesThem) {
-  HostEtRead host = read(doc(node(1, "null", "[pytorch|profiler|execution_trace|process]") + "," +
-                             node(2, "1", "aten::mm")));
+  HostEtRead host = read(host_doc(host_node(1, "null", "[pytorch|profiler|execution_trace|process]") + "," +
+                                  host_node(2, "1", "aten::mm")));
   ASSERT_TRUE(host.ok) << host.error;
   EXPECT_TRUE(host.ordinary);
   ASSERT_EQ(host.nodes.size(), 2u);
@@ -114,7 +114,7 @@ TEST_F(LinkedJoin, HostNodesAndTheirGpuChildrenAsTheEtPlusReaderSeesThem) {
 }
 
 TEST_F(LinkedJoin, NodesComeInThePlansWriteOrder) {
-  HostEtRead host = read(doc(node(2, "1", "aten::mm") + "," + node(1, "null", "root")));
+  HostEtRead host = read(host_doc(host_node(2, "1", "aten::mm") + "," + host_node(1, "null", "root")));
   ASSERT_TRUE(host.ok) << host.error;
   link::LinkPlan p;
   p.nodes.resize(2);
@@ -146,11 +146,11 @@ TEST_F(LinkedJoin, KeysItDoesNotModelMakeTheEtNotOrdinary) {
            {R"(, "ctrl_deps": 1)", ""},
            {"", R"(, {"name": "stream", "type": "int", "value": 3})"},
            {"", R"(, {"name": "pg_name", "type": "string", "value": "x"})"}}) {
-    const HostEtRead host = read(doc(node(1, "null", "root") + "," + node(2, "1", "aten::mm", more, attr)));
+    const HostEtRead host = read(host_doc(host_node(1, "null", "root") + "," + host_node(2, "1", "aten::mm", more, attr)));
     ASSERT_TRUE(host.ok) << more << attr << ": " << host.error;
     EXPECT_FALSE(host.ordinary) << more << attr;
   }
-  const HostEtRead plain = read(doc(node(1, "null", "root", R"(, "ts": 5, "inclusive_dur": 3, "ph": "X")")));
+  const HostEtRead plain = read(host_doc(host_node(1, "null", "root", R"(, "ts": 5, "inclusive_dur": 3, "ph": "X")")));
   ASSERT_TRUE(plain.ok);
   EXPECT_TRUE(plain.ordinary) << "keys the reader ignores do not matter";
 }
@@ -158,14 +158,14 @@ TEST_F(LinkedJoin, KeysItDoesNotModelMakeTheEtNotOrdinary) {
 TEST_F(LinkedJoin, CasesLeftToTheFilePath) {
   NodeEncoder encoder;
   const link::DeviceOps d = device();
-  const std::string two = doc(node(1, "null", "root") + "," + node(2, "1", "aten::mm"));
+  const std::string two = host_doc(host_node(1, "null", "root") + "," + host_node(2, "1", "aten::mm"));
   {
     HostEtRead host = read(two);
     host.ordinary = false;
     EXPECT_FALSE(join_linked(host, plan(), d, encoder));
   }
   {
-    HostEtRead host = read(doc(node(1, "null", "root")));
+    HostEtRead host = read(host_doc(host_node(1, "null", "root")));
     EXPECT_FALSE(join_linked(host, plan(), d, encoder)) << "a node count unlike the plan's";
   }
   {
@@ -195,7 +195,7 @@ TEST_F(LinkedJoin, CasesLeftToTheFilePath) {
 }
 
 TEST_F(LinkedJoin, HostReadErrorsAreTheReadersOwn) {
-  const HostEtRead host = read(doc(R"({"id": 1, "name": "x", "ctrl_deps": 0})"));
+  const HostEtRead host = read(host_doc(R"({"id": 1, "name": "x", "ctrl_deps": 0})"));
   EXPECT_FALSE(host.ok);
   EXPECT_EQ(host.error, "node 1: no 'inputs'");
   EXPECT_TRUE(host.nodes.empty());
