@@ -86,6 +86,21 @@ def main():
     for name, text in envs.items():
         write("config", name, text)
 
+    # The preload stub's copy: one entry a line; duplicates, names that
+    # almost match, more entries than its fixed slots, more bytes than its
+    # arena (both take the heap block).
+    stub_envs = {
+        "plain": "PATH=/usr/bin:/bin\nHOME=/root\nCHAKRA_PROFILE=1\nCHAKRA_START_STEP=3\nCHAKRA_END_STEP=5\n"
+                 "CHAKRA_TRACE_DIR=traces\nRANK=1\nWORLD_SIZE=2\nLOCAL_RANK=1\nSLURM_JOB_ID=42\n"
+                 "CHAKRASHIM_CONFIG_SHOWN=1\n",
+        "odd": "CHAKRA_PROFILE=1\nCHAKRA_PROFILE=0\nCHAKRA=x\nCHAKRA_\n=CHAKRA_PROFILE\nRANK\nRANKS=3\nRAN=1\n\n"
+               "CHAKRA_START_STEP=\n",
+        "many": "CHAKRA_PROFILE=1\n" + "".join("CHAKRA_X%d=%d\n" % (i, i) for i in range(70)),
+        "long": "CHAKRA_PROFILE=1\nCHAKRA_TRACE_DIR=" + "d/" * 1400 + "\nRANK=0\n",
+    }
+    for name, text in stub_envs.items():
+        write("stub_env", name, text)
+
     cpu = cb.RankCapture(rank=1, world_size=2, steps=(3,))
     gpu = cb.RankCapture(rank=0, steps=(5,), gpu=True)
     for name, c in (("cpu", cpu), ("gpu", gpu)):
