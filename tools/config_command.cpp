@@ -33,15 +33,12 @@ constexpr const char* kUsage =
     "  --quiet        print errors only, not warnings (chakra-run on ranks but 0)\n"
     "  --prefix TEXT  start each printed line with TEXT (chakra-run passes its name)\n";
 
+// The environment as the preloaded library reads it (the same rules for a
+// name given twice: EnvSnapshot::from_entries).
 cfg::EnvSnapshot snapshot() {
-  cfg::EnvSnapshot env;
-  for (char** e = environ; e && *e; ++e) {
-    const std::string_view entry(*e);
-    const auto eq = entry.find('=');
-    if (eq == std::string_view::npos) continue;
-    if (cfg::EnvSnapshot::wanted(entry.substr(0, eq))) env.set(entry.substr(0, eq), entry.substr(eq + 1));
-  }
-  return env;
+  std::size_t count = 0;
+  while (environ && environ[count]) ++count;
+  return cfg::EnvSnapshot::from_entries(environ, count);
 }
 
 std::string num(std::uint64_t n) { return std::to_string(n); }

@@ -599,5 +599,16 @@ TEST(EnvSnapshot, FromEntriesKeepsOursAndTheLaunchersOnly) {
   EXPECT_TRUE(EnvSnapshot::from_entries(nullptr, 3).all().empty());
 }
 
+TEST(EnvSnapshot, FromEntriesKeepsTheFirstOfARepeatedNameAsGetenvDoes) {
+  // An environment built by hand for execve may repeat a name; getenv and
+  // Python's os.environ read the first, and so must we.
+  const char* entries[] = {"CHAKRA_TRACE_DIR=first", "CHAKRA_PROFILE=1", "CHAKRA_TRACE_DIR=second",
+                           "RANK=2", "RANK=5"};
+  const EnvSnapshot env = EnvSnapshot::from_entries(entries, 5);
+  EXPECT_EQ(env.get("CHAKRA_TRACE_DIR"), "first");
+  EXPECT_EQ(env.get("RANK"), "2");
+  EXPECT_EQ(env.all().size(), 3u);
+}
+
 }  // namespace
 }  // namespace chakrashim::config

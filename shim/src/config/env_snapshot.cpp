@@ -20,7 +20,7 @@ EnvSnapshot EnvSnapshot::from_entries(const char* const* entries, std::size_t co
     const auto eq = entry.find('=');
     if (eq == std::string_view::npos) continue;
     const std::string_view name = entry.substr(0, eq);
-    if (wanted(name)) env.set(name, entry.substr(eq + 1));
+    if (wanted(name) && !env.get(name)) env.set(name, entry.substr(eq + 1));
   }
   return env;
 }

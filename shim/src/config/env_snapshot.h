@@ -25,10 +25,13 @@ class EnvSnapshot {
   static bool wanted(std::string_view name);
 
   // Keeps the wanted ones of "NAME=value" entries (others, and entries
-  // without '=', are skipped).
+  // without '=', are skipped). Where a name comes twice (an environment
+  // built by hand for execve can hold it twice), the first wins: glibc's
+  // getenv and Python's os.environ both read the first, so the job and we
+  // agree (a shell such as dash reads the last).
   static EnvSnapshot from_entries(const char* const* entries, std::size_t count);
 
-  // Later values of the same name replace earlier ones, as getenv would see.
+  // Sets a value; a later set of the same name replaces the earlier one.
   void set(std::string_view name, std::string_view value);
   std::optional<std::string_view> get(std::string_view name) const;
   const std::vector<std::pair<std::string, std::string>>& all() const { return vars_; }
