@@ -213,9 +213,12 @@ def files_under(root):
 
 
 def cycles_done_by(s, step):
-    """How many capture cycles have their last step at or before `step`
-    (every repeat of a repeated window counted); None on demand, where the
-    trigger's moment decides."""
+    """How many capture cycles may have ended, and been published, by
+    `step` (every repeat of a repeated window counted): those whose last
+    step is at or before it; with CHAKRA_MAX_MEMORY, also those that had
+    kept a step by then, since the cap may cut a cycle in any of its steps
+    (seed 12644: cut in the window's first step, then os._exit in it).
+    None on demand, where the trigger's moment decides."""
     e = s["env"]
     if s["windows"] == "on_demand":
         return None
@@ -226,13 +229,16 @@ def cycles_done_by(s, step):
     # The windows that may have ended by `step`: each repeat starts `every`
     # later, while it still ends by REPEAT_UNTIL and starts by `step`.
     shifts = range(0, max(0, min(until - end, step - start)) + 1, every) if every else [0]
+    capped = "CHAKRA_MAX_MEMORY" in e
     n = 0
     for shift in shifts:
         if active is None:
-            n += end + shift <= step
+            n += (start if capped else end) + shift <= step
             continue
         for first in range(start + shift, end + shift + 1, warm + active):
-            n += min(first + warm + active - 1, end + shift) <= step
+            last = min(first + warm + active - 1, end + shift)
+            # A cut in the warmup keeps no step, and such a cycle writes nothing.
+            n += (min(first + warm, last) if capped else last) <= step
     return n
 
 

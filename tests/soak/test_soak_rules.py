@@ -7,6 +7,11 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import soak  # noqa: E402
 
+# A seed's draw takes one more number where the libcupti double is built
+# (CTest and soak.sh name it): pin the draws as they run there, also when
+# this file runs alone.
+soak.FAKE_CUPTI = soak.FAKE_CUPTI or "/libfake_cupti.so"
+
 
 class Draw(unittest.TestCase):
     def test_regression_seeds_keep_the_scenarios_they_failed_with(self):
@@ -59,6 +64,21 @@ class WindowsDone(unittest.TestCase):
                           CHAKRA_ACTIVE_STEPS=1, CHAKRA_REPEAT_EVERY=5, CHAKRA_REPEAT_UNTIL=9)
         self.assertEqual([soak.cycles_done_by(s, k) for k in range(16)],
                          [0, 0, 1, 1, 2, 2, 2, 3, 3, 4, 4, 4, 4, 4, 4, 4])
+
+    def test_a_memory_cap_may_end_a_window_in_any_of_its_steps(self):
+        # Seed 12644: the cap cut the window 3-5 in step 3, the job called
+        # os._exit after step 3, and the window's files were final.
+        s = soak.draw(12644)
+        self.assertEqual((s["fault"], s["at"], s["env"]["CHAKRA_START_STEP"], s["env"]["CHAKRA_END_STEP"],
+                          s["env"]["CHAKRA_MAX_MEMORY"]), ("os_exit", 3, 3, 5, "16K"))
+        self.assertEqual(soak.cycles_done_by(s, 3), 1)
+        s = self.scenario(CHAKRA_START_STEP=2, CHAKRA_END_STEP=4, CHAKRA_MAX_MEMORY="4K")
+        self.assertEqual([soak.cycles_done_by(s, k) for k in range(6)], [0, 0, 1, 1, 1, 1])
+        s = self.scenario("repeat", CHAKRA_START_STEP=1, CHAKRA_END_STEP=4, CHAKRA_WARMUP_STEPS=1,
+                          CHAKRA_ACTIVE_STEPS=1, CHAKRA_REPEAT_EVERY=5, CHAKRA_REPEAT_UNTIL=9,
+                          CHAKRA_MAX_MEMORY="4K")
+        self.assertEqual([soak.cycles_done_by(s, k) for k in range(12)],
+                         [0, 0, 1, 1, 2, 2, 2, 3, 3, 4, 4, 4])
 
     def test_on_demand_has_no_bound(self):
         self.assertIsNone(soak.cycles_done_by(self.scenario("on_demand", CHAKRA_ON_DEMAND=1), 5))
