@@ -3,7 +3,7 @@ pastes eight test sources into one translation unit, so two files that open
 the same namespace share its anonymous namespace too. A helper defined in
 two of them with different parameters is then an overload set, and a call
 may silently pick the other file's helper (it happened: linked_join_test's
-`doc` lost to et_plus_reader_test's, and its tests read another schema).
+`doc` lost to et_plus_reader_test's, whose document its tests then read).
 This check fails when two test sources of one target define a helper of the
 same name in the same namespace, whatever the batches are today."""
 import collections
