@@ -11,7 +11,7 @@ import sys
 import unittest
 
 from e2e_case import CaptureCase
-from harness import JOBS, PRELOAD, PYTHON, SOURCE_DIR, Capture, all_files, clean_env
+from harness import JOBS, PRELOAD, PYTHON, SOURCE_DIR, Capture, all_files, clean_env, run_check
 
 CHAKRA_RUN = os.path.join(SOURCE_DIR, "scripts", "chakra-run")
 SLURM = os.path.join(SOURCE_DIR, "scripts", "slurm", "single-node.sh")
@@ -94,8 +94,25 @@ class LauncherCase(CaptureCase):
                 head = f.read(2048)
             self.assertIn(f'"rank": {rank}', head)
         self.assert_check_passes()
+        self.assert_et_only_check_names_the_missing_rank(job, suffix)
         # The configuration is printed once per job, by rank 0's wrapper.
         self.assertLessEqual(r.stderr.count("chakra-run: profile on"), 1)
+
+    def assert_et_only_check_names_the_missing_rank(self, job, suffix):
+        """As CHAKRA_DEVICE_TRACE=0 leaves it, with rank 1's ET gone: `check`
+        passes rank 0 and warns that rank 1 of the world size torch's
+        process-group node records (2) has no ET."""
+        root = os.path.join(os.path.dirname(self.trace_dir), "et-only")
+        os.makedirs(os.path.join(root, f"{job}_chakra"))
+        shutil.copy(os.path.join(self.trace_dir, f"{job}_chakra{suffix}", "rank-0.json"),
+                    os.path.join(root, f"{job}_chakra", "rank-0.json"))
+        checked = run_check([root])
+        self.assertEqual(checked.returncode, 0, checked.stdout + checked.stderr)
+        self.assertIn("rank 0: ok", checked.stdout)
+        self.assertIn("rank 1: warning [ranks.missing] rank 1 of world size 2 (from the ETs' process groups) "
+                      "has no ET", checked.stdout)
+        self.assertNotIn("error [", checked.stdout)
+        shutil.rmtree(root)
 
 
 class Torchrun(LauncherCase):

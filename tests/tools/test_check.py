@@ -341,6 +341,52 @@ class WarningFixtures(CheckCase):
         self.assert_warning([self.write([cap])], "device.truncated", text="reason: exit")
 
 
+class EtOnlyCaptures(CheckCase):
+    """What CHAKRA_DEVICE_TRACE=0 writes: JOB_chakra/ and no device trace, so
+    no metadata; the world size comes from torch's process-group node."""
+
+    def write_ets(self, world, ranks, process_groups=True):
+        caps = [RankCapture(r, world) for r in ranks]
+        texts = {}
+        for c in caps:
+            nodes = c.et_nodes()
+            if process_groups:
+                config = [{"pg_name": "0", "pg_desc": "default_pg", "backend_config": "cpu:gloo", "ranks": [],
+                           "group_size": world, "group_count": 2},
+                          {"pg_name": "1", "pg_desc": "undefined", "backend_config": "cpu:gloo", "ranks": [0, 1],
+                           "group_size": 2, "group_count": 2}]
+                pg = dict(nodes[0], id=99, name="## process_group:init ##", ctrl_deps=2,
+                          inputs={"values": [json.dumps(config)], "shapes": [[]], "types": ["String"],
+                                  "strides": [[]]})
+                nodes.insert(1, pg)
+            texts[c.rank] = c.et_text(nodes)
+        self.write(caps, et_text=texts)
+        shutil.rmtree(os.path.join(self.root, "0_kineto"))
+        return self.root
+
+    def test_every_rank_there_passes_without_an_unpaired_error(self):
+        r = check("--strict", self.write_ets(3, range(3)))
+        self.assertEqual(r.returncode, 0, r.stdout)
+        for rank in range(3):
+            self.assertIn("rank %d: ok" % rank, r.stdout)
+
+    def test_a_missing_rank_is_named_from_the_process_groups_as_a_warning(self):
+        # A warning: the ETs do not record CHAKRA_RANKS, which may have left it out.
+        self.assert_warning([self.write_ets(4, (0, 2, 3))], "ranks.missing", rank=1,
+                            text="rank 1 of world size 4 (from the ETs' process groups) has no ET; without "
+                                 "device traces the capture does not record whether CHAKRA_RANKS left it out")
+
+    def test_without_a_process_group_node_no_rank_is_named(self):
+        r = check("--strict", self.write_ets(4, (0, 2), process_groups=False))
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertNotIn("ranks.missing", r.stdout)
+
+    def test_a_device_trace_missing_beside_others_is_still_an_error(self):
+        self.write([RankCapture(r, 2, gpu=True) for r in range(2)])
+        os.remove(os.path.join(self.root, "0_kineto", "rank-1.json"))
+        self.assert_error([self.root], "ranks.unpaired", rank=1, text="has no device trace beside it")
+
+
 class GoldenPair(CheckCase):
     """The real Kineto device trace (10 MB, GPU, float times) and its ET."""
 

@@ -55,5 +55,31 @@ TEST(EtFacts, SurvivesACycleInCtrlDeps) {
   EXPECT_TRUE(f.outermost_markers().empty());  // 3's ancestor chain reaches itself
 }
 
+TEST(EtFacts, TheWorldSizeIsTheDefaultGroupsSize) {
+  EtFacts f("M");
+  EtNode pg = node(2, "## process_group:init ##", 1, 5);
+  pg.process_groups =
+      R"([{"pg_name": "1", "pg_desc": "tp", "ranks": [0, 1], "group_size": 2},)"
+      R"( {"pg_name": "0", "pg_desc": "default_pg", "ranks": [], "group_size": 8}])";
+  f.add(node(3, "aten::mm", 2, 6));
+  EXPECT_FALSE(f.world_size());
+  f.add(pg);
+  f.finish();
+  EXPECT_EQ(f.world_size(), 8u);
+}
+
+TEST(EtFacts, NoWorldSizeFromAnythingButTheDefaultGroup) {
+  EXPECT_EQ(world_size_of_process_groups(R"([{"pg_name": "0", "group_size": 3}])"), 3u);
+  EXPECT_FALSE(world_size_of_process_groups(R"([{"pg_name": "1", "group_size": 3}])"));
+  EXPECT_FALSE(world_size_of_process_groups(R"([{"pg_name": 0, "group_size": 3}])"));
+  EXPECT_FALSE(world_size_of_process_groups(R"([{"pg_name": "0", "group_size": 0}])"));
+  EXPECT_FALSE(world_size_of_process_groups(R"([{"pg_name": "0", "group_size": -2}])"));
+  EXPECT_FALSE(world_size_of_process_groups(R"([{"pg_name": "0"}])"));
+  EXPECT_FALSE(world_size_of_process_groups(R"({"pg_name": "0", "group_size": 3})"));
+  EXPECT_FALSE(world_size_of_process_groups("[{\"pg_name\""));
+  EXPECT_FALSE(world_size_of_process_groups(""));
+  EXPECT_FALSE(world_size_of_process_groups(R"([1, "x", null])"));
+}
+
 }  // namespace
 }  // namespace chakrashim::tools::check

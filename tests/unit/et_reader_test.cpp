@@ -60,5 +60,23 @@ TEST(EtReader, SeesAnUnfinalizedFileAsCutOff) {
   EXPECT_EQ(nodes.size(), 1u);
 }
 
+TEST(EtReader, KeepsOnlyTheProcessGroupNodesFirstInputValue) {
+  // torch's pg_config_info, as the observer writes it: one JSON string.
+  const std::string pg =
+      R"({"id": 2, "name": "## process_group:init ##", "ctrl_deps": 1,
+          "inputs": {"values": ["[{\"pg_name\": \"0\", \"group_size\": 4}]", "second"],
+                     "shapes": [[]], "types": ["String"], "strides": [[]]},
+          "outputs": {"values": ["not this"], "shapes": [], "types": [], "strides": []}, "attrs": []})";
+  std::string op = kNode;
+  op.replace(op.find("[[1, 2]]"), 8, R"(["a string", [["nested"]]])");
+  std::vector<EtNode> nodes;
+  ASSERT_TRUE(read(R"({"nodes": [)" + pg + "," + op + "]}", nodes).parse.ok);
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(nodes[0].process_groups, R"([{"pg_name": "0", "group_size": 4}])");
+  EXPECT_FALSE(nodes[1].process_groups);  // an op's string input is not kept
+  EXPECT_EQ(nodes[1].id, 5u);
+  EXPECT_EQ(nodes[1].rf_id, 41u);
+}
+
 }  // namespace
 }  // namespace chakrashim::tools

@@ -38,6 +38,12 @@ void unpaired_rules(const CaptureGroup& group, const std::string& root, std::vec
     const bool hosts = std::any_of(group.ranks.begin(), group.ranks.end(), [](const RankFiles& f) { return f.host_path.has_value(); });
     const bool devices = std::any_of(group.ranks.begin(), group.ranks.end(), [](const RankFiles& f) { return f.device_path.has_value(); });
     if (!hosts || !devices) return;
+  } else if (std::none_of(group.ranks.begin(), group.ranks.end(),
+                          [](const RankFiles& f) { return f.device_path.has_value(); })) {
+    // A run's folder with ETs and no device trace at all is what
+    // CHAKRA_DEVICE_TRACE=0 writes; the metadata that would say so lives in
+    // the device trace. A device trace missing beside others' is an error.
+    return;
   }
   for (const auto& files : group.ranks) {
     if (files.host_path && files.device_path) continue;
@@ -56,9 +62,38 @@ void unpaired_rules(const CaptureGroup& group, const std::string& root, std::vec
   }
 }
 
+// With CHAKRA_DEVICE_TRACE=0 no file carries the metadata; the ETs still
+// record the world size in their process-group node, but not CHAKRA_RANKS.
+std::optional<std::uint64_t> et_world_size(const std::vector<RankReport>& reports, const std::string& group) {
+  for (const auto& r : reports) {
+    if (r.group == group && r.et_world_size) return r.et_world_size;
+  }
+  return std::nullopt;
+}
+
+void missing_et_rank_rules(const CaptureGroup& group, std::uint64_t world_size, std::vector<RankReport>& reports) {
+  for (std::uint64_t r = 0; r < world_size; ++r) {
+    const bool present = std::any_of(group.ranks.begin(), group.ranks.end(),
+                                     [r](const RankFiles& f) { return f.rank == r; });
+    if (present) continue;
+    // A warning, not an error: the ETs do not say whether CHAKRA_RANKS left
+    // the rank out on purpose.
+    report_for(reports, group.label, r)
+        .findings.push_back({RuleId::ranks_missing,
+                             "rank " + std::to_string(r) + " of world size " + std::to_string(world_size) +
+                                 " (from the ETs' process groups) has no ET; without device traces the "
+                                 "capture does not record whether CHAKRA_RANKS left it out",
+                             Severity::warning});
+  }
+}
+
 void missing_rank_rules(const CaptureGroup& group, std::vector<RankReport>& reports) {
   const auto meta = group_meta(reports, group.label);
-  if (!meta || !meta->world_size) return;
+  if (!meta) {
+    if (const auto world = et_world_size(reports, group.label)) missing_et_rank_rules(group, *world, reports);
+    return;
+  }
+  if (!meta->world_size) return;
   std::optional<config::RankSet> filter;
   if (meta->ranks_filter) filter = config::parse_rank_list(*meta->ranks_filter);
   std::vector<std::uint64_t> filtered;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 #include "common/tool_schema.h"
 
 namespace chakrashim::tools::check {
@@ -23,8 +25,22 @@ std::string missing_attr_list(std::uint8_t mask) {
 
 }  // namespace
 
+std::optional<std::uint64_t> world_size_of_process_groups(std::string_view pg_config_json) {
+  const auto groups = nlohmann::json::parse(pg_config_json, nullptr, false);
+  if (!groups.is_array()) return std::nullopt;
+  for (const auto& g : groups) {
+    if (!g.is_object()) continue;
+    const auto name = g.find(names::kPgName), size = g.find(names::kPgGroupSize);
+    if (name == g.end() || !name->is_string() || name->get_ref<const std::string&>() != names::kDefaultPgName) continue;
+    if (size == g.end() || !size->is_number_unsigned() || size->get<std::uint64_t>() == 0) return std::nullopt;
+    return size->get<std::uint64_t>();
+  }
+  return std::nullopt;
+}
+
 void EtFacts::add(const EtNode& node) {
   ++nodes_;
+  if (node.process_groups && !world_size_) world_size_ = world_size_of_process_groups(*node.process_groups);
   const std::uint64_t id = node.id.value_or(0);
   if (id == names::kEtRootId) has_root_ = true;
   constexpr std::uint8_t kAll = (1u << names::kEtRequiredAttrs.size()) - 1;

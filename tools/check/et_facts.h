@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/et_reader.h"
@@ -15,6 +17,11 @@ struct EtMarker {
   std::uint64_t id = 0;
   std::uint64_t rf_id = 0;  // 0 when the node has none
 };
+
+// The world size from a "## process_group:init ##" node's input (torch's
+// pg_config_info as JSON): the default group's ("0") group_size. nullopt
+// when the text is not that list or names no default group.
+std::optional<std::uint64_t> world_size_of_process_groups(std::string_view pg_config_json);
 
 class EtFacts {
  public:
@@ -38,6 +45,9 @@ class EtFacts {
   std::uint64_t duplicate_rf_ids() const { return duplicate_rf_ids_; }
   const std::string& duplicate_example() const { return duplicate_example_; }
   const std::string& missing_attrs_example() const { return missing_attrs_example_; }
+  // The world size the process-group node records; nullopt without one (a
+  // job without torch.distributed, or a window that ended before a group).
+  std::optional<std::uint64_t> world_size() const { return world_size_; }
 
  private:
   struct Link {
@@ -56,6 +66,7 @@ class EtFacts {
   std::string missing_attrs_example_;
   std::uint64_t duplicate_ids_ = 0, duplicate_rf_ids_ = 0;
   std::string duplicate_example_;
+  std::optional<std::uint64_t> world_size_;
 };
 
 }  // namespace chakrashim::tools::check

@@ -53,6 +53,10 @@ struct RankReport {
   std::vector<Finding> findings;
   RankFigures figures;
   std::optional<CaptureMeta> meta;
+  // The world size the ET's process-group node records: the missing-rank
+  // rule's fallback when no device trace carries the metadata
+  // (CHAKRA_DEVICE_TRACE=0).
+  std::optional<std::uint64_t> et_world_size;
 };
 
 }  // namespace chakrashim::tools::check

@@ -70,6 +70,7 @@ RankReport check_rank(const std::string& group, const RankFiles& files,
       if (!et_summary.parse.ok && !stream.error().empty()) in.read_error = stream.error();
     }
     et.finish();
+    report.et_world_size = et.world_size();
     note_et(identity, *files.host_path, et_summary);
     et_rules(in, report.figures, report.findings);
   }

@@ -11,7 +11,7 @@ namespace chakrashim::tools {
 namespace {
 
 using json = nlohmann::json;
-enum class Frame : std::uint8_t { top, nodes, node, attrs, attr, other };
+enum class Frame : std::uint8_t { top, nodes, node, inputs, input_values, attrs, attr, other };
 
 class EtSax final : public json::json_sax_t {
  public:
@@ -56,7 +56,7 @@ class EtSax final : public json::json_sax_t {
 bool EtSax::key(string_t& k) {
   const Frame f = frame();
   if (f == Frame::top) summary_.top_keys.push_back(k);
-  if (f == Frame::top || f == Frame::node || f == Frame::attr) key_ = k;
+  if (f == Frame::top || f == Frame::node || f == Frame::inputs || f == Frame::attr) key_ = k;
   return true;
 }
 
@@ -70,6 +70,11 @@ bool EtSax::string(string_t& v) {
       break;
     case Frame::attr:
       if (key_ == names::kEtName) attr_name_ = v;
+      break;
+    case Frame::input_values:
+      // Writers put "name" before "inputs" (torch's observer and ours), so
+      // the node is known by now; one string of one node is all we keep.
+      if (node_.name == names::kEtProcessGroupName && !node_.process_groups) node_.process_groups = v;
       break;
     default: break;
   }
@@ -107,6 +112,10 @@ bool EtSax::start(bool object) {
       break;
     case Frame::node:
       if (!object && key_ == names::kEtAttrs) next = Frame::attrs;
+      else if (object && key_ == names::kEtInputs) next = Frame::inputs;
+      break;
+    case Frame::inputs:
+      if (!object && key_ == names::kEtValues) next = Frame::input_values;
       break;
     case Frame::attrs:
       if (object) {

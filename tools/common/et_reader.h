@@ -4,7 +4,8 @@
 //               "attrs": [{"name", "type", "value"}, ...]}, ...],
 //    "finish_ts": ...}
 // Each node is handed to the consumer with only what the tools read; inputs
-// and outputs are skipped. Memory does not grow with the file.
+// and outputs are skipped, but for the process-group node's one input.
+// Memory does not grow with the file.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,9 @@ struct EtNode {
   std::optional<std::uint64_t> rf_id;
   // Bit i set: the node has names::kEtRequiredAttrs[i].
   std::uint8_t attr_mask = 0;
+  // The "## process_group:init ##" node's first input value: torch's
+  // pg_config_info as JSON text. Unset for every other node.
+  std::optional<std::string> process_groups;
 };
 
 struct EtSummary {

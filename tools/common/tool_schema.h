@@ -37,6 +37,8 @@ inline constexpr std::string_view kEtId = "id";
 inline constexpr std::string_view kEtName = "name";
 inline constexpr std::string_view kEtCtrlDeps = "ctrl_deps";
 inline constexpr std::string_view kEtAttrs = "attrs";
+inline constexpr std::string_view kEtInputs = "inputs";
+inline constexpr std::string_view kEtValues = "values";
 inline constexpr std::string_view kEtAttrValue = "value";
 inline constexpr std::string_view kEtRfId = "rf_id";
 // Every node carries these seven attrs (torch writes them; Chakra reads them).
@@ -49,6 +51,11 @@ inline constexpr std::string_view kEtRootName = "[pytorch|profiler|execution_tra
 // Structural nodes: the root, one per thread, and the process-group node.
 inline constexpr std::string_view kEtStructuralPrefix = "[pytorch|profiler|execution_trace|";
 inline constexpr std::string_view kEtProcessGroupName = "## process_group:init ##";
+// Its one input is torch's pg_config_info as JSON: one object per process
+// group, the default group (the world) named "0", its size in group_size.
+inline constexpr std::string_view kPgName = "pg_name";
+inline constexpr std::string_view kPgGroupSize = "group_size";
+inline constexpr std::string_view kDefaultPgName = "0";
 inline constexpr std::string_view kDefaultStepMarker = "Optimizer.step#";
 
 // ET schema versions each Chakra tool accepts (docs/trace-format.md). The
@@ -72,7 +79,8 @@ inline constexpr std::array<EtSchemaWriter, 6> kEtSchemaWriters = {{
     {"1.0.4", "a torch between releases: no release from 2.1 to 2.4"},
     {"1.1.0-chakra.0.0.4", "torch 2.4"},
     {"1.1.1-chakra.0.0.4", "torch 2.5 to 2.15"},
-}};inline constexpr std::array<std::string_view, 6> kLinkerSchemas = {
+}};
+inline constexpr std::array<std::string_view, 6> kLinkerSchemas = {
     "1.0.1", "1.0.2", "1.0.3", "1.0.4", "1.1.0", "1.1.1-chakra.0.0.4"};
 
 }  // namespace chakrashim::tools::names
