@@ -62,6 +62,10 @@ void unpaired_rules(const CaptureGroup& group, const std::string& root, std::vec
   }
 }
 
+bool has_rank(const CaptureGroup& group, std::uint64_t rank) {
+  return std::any_of(group.ranks.begin(), group.ranks.end(), [rank](const RankFiles& f) { return f.rank == rank; });
+}
+
 // With CHAKRA_DEVICE_TRACE=0 no file carries the metadata; the ETs still
 // record the world size in their process-group node, but not CHAKRA_RANKS.
 std::optional<std::uint64_t> et_world_size(const std::vector<RankReport>& reports, const std::string& group) {
@@ -73,9 +77,7 @@ std::optional<std::uint64_t> et_world_size(const std::vector<RankReport>& report
 
 void missing_et_rank_rules(const CaptureGroup& group, std::uint64_t world_size, std::vector<RankReport>& reports) {
   for (std::uint64_t r = 0; r < world_size; ++r) {
-    const bool present = std::any_of(group.ranks.begin(), group.ranks.end(),
-                                     [r](const RankFiles& f) { return f.rank == r; });
-    if (present) continue;
+    if (has_rank(group, r)) continue;
     // A warning, not an error: the ETs do not say whether CHAKRA_RANKS left
     // the rank out on purpose.
     report_for(reports, group.label, r)
@@ -98,9 +100,7 @@ void missing_rank_rules(const CaptureGroup& group, std::vector<RankReport>& repo
   if (meta->ranks_filter) filter = config::parse_rank_list(*meta->ranks_filter);
   std::vector<std::uint64_t> filtered;
   for (std::uint64_t r = 0; r < *meta->world_size; ++r) {
-    const bool present = std::any_of(group.ranks.begin(), group.ranks.end(),
-                                     [r](const RankFiles& f) { return f.rank == r; });
-    if (present) continue;
+    if (has_rank(group, r)) continue;
     if (filter && !filter->contains(r)) {
       filtered.push_back(r);
       continue;
