@@ -51,8 +51,10 @@ class OnDemandCase(CaptureCase):
     def windows(self):
         return sorted(os.path.basename(p) for p in glob.glob(os.path.join(self.trace_dir, "step-*")))
 
+    control_name = "0"  # the job's control folder, TRACE_DIR/.chakrashim/NAME
+
     def control(self, name):
-        return os.path.join(self.trace_dir, ".chakrashim", "0", name)
+        return os.path.join(self.trace_dir, ".chakrashim", self.control_name, name)
 
     def write_trigger(self, name, text):
         """As `chakrashim trigger` does: a '.' name, then a rename."""
@@ -61,12 +63,13 @@ class OnDemandCase(CaptureCase):
             f.write(text)
         os.rename(tmp, self.control(name))
 
-    def start_paced(self, steps, *extra, step_ms=20, **settings):
+    def start_paced(self, steps, *extra, step_ms=20, stdin=None, **settings):
         self.stop_file = os.path.join(self.trace_dir + ".stop")
         cmd = [PYTHON, os.path.join(JOBS, "paced_loop.py"), str(steps), "--step-ms", str(step_ms),
                "--stop-file", self.stop_file, *extra]
         return subprocess.Popen(cmd, env=job_env(self.trace_dir, CHAKRA_ON_DEMAND=1, **settings),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
 
     def wait_for(self, what, predicate, job=None, timeout=60):
         deadline = time.monotonic() + timeout
@@ -90,7 +93,7 @@ class OnDemandCase(CaptureCase):
 
     def published_step(self):
         try:
-            with open(os.path.join(self.trace_dir, STEP_FILE)) as f:
+            with open(self.control("step.json")) as f:
                 return json.load(f)
         except (OSError, ValueError):
             return None
@@ -357,6 +360,10 @@ class BadInput(OnDemandCase):
                                   "not with CHAKRA_ON_DEMAND=1"),
             "CHAKRA_TRIGGER_SIGNAL": (dict(CHAKRA_TRIGGER_SIGNAL="USR2"),
                                       "set CHAKRA_ON_DEMAND=1 too"),
+            # Issue #34 item 7: every step of the window is warm-up.
+            "CHAKRA_WARMUP_STEPS": (dict(CHAKRA_START_STEP=2, CHAKRA_END_STEP=3,
+                                         CHAKRA_WARMUP_STEPS=2),
+                                    "expected fewer than the window's 2 steps"),
         }
         for var, (settings, why) in cases.items():
             with self.subTest(var=var):

@@ -356,7 +356,7 @@ class Refusals(TriggerCase):
         lines = r.stderr.splitlines()
         self.assertEqual(len(lines), 1, r.stderr)
         self.assertRegex(lines[0], r"^chakrashim trigger: cannot write the trigger for job 77: cannot write %s/"
-                                   r"\.trigger-\d+-\d+\.json\.tmp: File too large$" % re.escape(self.control()))
+                                   r"\.trigger-\d+-\d+\.json\.[0-9a-f]{16}\.tmp: File too large$" % re.escape(self.control()))
         self.assertEqual(os.listdir(self.control()), ["step.json"], "the temporary file is removed")
 
     def test_control_folder_under_a_file(self):

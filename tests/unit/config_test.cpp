@@ -76,7 +76,7 @@ const std::vector<VarCase>& var_cases() {
       {"CHAKRA_END_STEP", "9", [](const Config& c) { EXPECT_EQ(c.end_step, 9u); },
        {"x", "9.5", "-9"}},
       {"CHAKRA_WARMUP_STEPS", "3", [](const Config& c) { EXPECT_EQ(c.warmup_steps, 3u); },
-       {"+1", "one", ""}},
+       {"+1", "one", ""}, {{"CHAKRA_END_STEP", "9"}}},
       {"CHAKRA_ACTIVE_STEPS", "4", [](const Config& c) { EXPECT_EQ(c.active_steps, 4u); },
        {"a", "-4", "4 "}},
       {"CHAKRA_REPEAT_EVERY", "1000",
@@ -433,6 +433,25 @@ TEST(ParseConfig, RejectsZeroActiveSteps) {
     EXPECT_TRUE(contains(r.errors[0], std::string("'") + zero + "'")) << r.errors[0];
     EXPECT_TRUE(contains(r.errors[0], "at least 1")) << r.errors[0];
   }
+}
+
+TEST(ParseConfig, RefusesAWindowOfWarmupStepsOnlyNamingTheVariables) {
+  // Steps 2 and 3 with two warm-up steps keep nothing (issue #34 item 7):
+  // refused at start, not blamed on the memory cap at the window's end.
+  auto env = with(enabled_env(), "CHAKRA_START_STEP", "2");
+  env.set("CHAKRA_END_STEP", "3");
+  env.set("CHAKRA_WARMUP_STEPS", "2");
+  expect_one_error(env, "CHAKRA_WARMUP_STEPS", "fewer than the window's 2 steps");
+  const auto r = parse_config(env);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_TRUE(contains(r.errors[0], "CHAKRA_START_STEP=2")) << r.errors[0];
+  EXPECT_TRUE(contains(r.errors[0], "CHAKRA_END_STEP=3")) << r.errors[0];
+  // One step left to keep is a window.
+  env.set("CHAKRA_WARMUP_STEPS", "1");
+  EXPECT_TRUE(parse_config(env).config);
+  // The default window (one step) with any warm-up keeps nothing either.
+  expect_one_error(with(enabled_env(), "CHAKRA_WARMUP_STEPS", "1"), "CHAKRA_WARMUP_STEPS",
+                   "lower CHAKRA_WARMUP_STEPS");
 }
 
 TEST(ParseConfig, AcceptsZeroWarmupSteps) {

@@ -12,8 +12,10 @@
 #include <thread>
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "config/value_grammar.h"
 #include "files/small_file.h"
 
 namespace chakrashim::tools::trigger {
@@ -114,20 +116,39 @@ std::vector<JobFolder> list_job_folders(const std::string& trace_dir, bool& exis
   std::vector<JobFolder> out;
   const fs::path base = fs::path(trimmed(trace_dir)) / ".chakrashim";
   std::error_code ec;
-  exists = fs::is_directory(base, ec);
+  // The folder is shared: a link where a folder should be is not followed,
+  // and a name that is no job id (escape codes, say) is not ours to show.
+  exists = fs::is_directory(fs::symlink_status(base, ec));
   if (!exists) return out;
+  const uid_t me = ::geteuid();
   for (const auto& entry : fs::directory_iterator(base, ec)) {
     std::error_code inner;
-    if (!entry.is_directory(inner)) continue;
+    if (!fs::is_directory(entry.symlink_status(inner))) continue;
+    const std::string name = entry.path().filename().string();
+    if (!config::parse_job_id(name)) continue;
     JobFolder j;
-    j.job_id = entry.path().filename().string();
-    j.dir = window::control_dir(trimmed(trace_dir), j.job_id);
+    j.job_id = name;
+    j.dir = (base / name).string();
+    struct stat st {};
+    j.ours = ::lstat(j.dir.c_str(), &st) == 0 && st.st_uid == me;
     bool missing = false;
     j.note = read_step_note(j.dir, missing, j.error);
     j.has_step_file = !missing;
+    // A job whose JOB folder another user holds publishes in JOB.uid<N>
+    // (files/control_dir.h): the note names the job.
+    if (j.note && name == j.note->job_id + ".uid" + std::to_string(st.st_uid)) j.job_id = j.note->job_id;
     out.push_back(std::move(j));
   }
-  std::sort(out.begin(), out.end(), [](const JobFolder& a, const JobFolder& b) { return a.job_id < b.job_id; });
+  // One folder a job: where two claim the same job, this user's first, then
+  // the one with the newer note.
+  std::sort(out.begin(), out.end(), [](const JobFolder& a, const JobFolder& b) {
+    if (a.job_id != b.job_id) return a.job_id < b.job_id;
+    if (a.ours != b.ours) return a.ours;
+    return (a.note ? a.note->time_s : -1.0) > (b.note ? b.note->time_s : -1.0);
+  });
+  out.erase(std::unique(out.begin(), out.end(),
+                        [](const JobFolder& a, const JobFolder& b) { return a.job_id == b.job_id; }),
+            out.end());
   return out;
 }
 

@@ -17,8 +17,9 @@ inline constexpr double kStaleAfterS = 60;
 
 // One folder TRACE_DIR/.chakrashim/JOB and its step.json, as found.
 struct JobFolder {
-  std::string job_id;  // the folder's name
+  std::string job_id;  // the folder's name (JOB.uid<N>: the JOB its note names)
   std::string dir;     // the control folder's path
+  bool ours = false;   // owned by this user
   bool has_step_file = false;
   std::optional<window::StepNote> note;  // decoded step.json
   std::string error;                     // why step.json did not decode

@@ -535,7 +535,8 @@ void Capture::before_step_end_locked() {
 
 void Capture::start_trigger_watch_locked() {
   TriggerWatch::Params p;
-  p.control_dir = window::control_dir(config_.trace_dir, config_.job_id);
+  p.trace_dir = config_.trace_dir;
+  p.job_id = config_.job_id;
   // The lowest rank that captures publishes the step.
   std::uint64_t publisher = 0;
   if (config_.ranks_filter) {
@@ -637,7 +638,10 @@ void Capture::plan_next_window_locked() {
 void Capture::at_exit() {
   if (dead() || exiting_.exchange(true)) return;
   distributed_.stop_for_exit();  // Python is finalized: never ask it again
-  triggers_.stop_for_exit();     // no job publishes its step here any more
+  // No job publishes its step here any more; the clean-up is the watch
+  // thread's, waited for briefly (a hung filesystem must not hold the exit).
+  triggers_.stop_for_exit(std::min(std::chrono::milliseconds(2000),
+                                   std::chrono::milliseconds(1000 * config_.exit_timeout_s)));
   CaptureLock lock(mutex_);
   if (!window_) return;
   if (!ever_armed_) {

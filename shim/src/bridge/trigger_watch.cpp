@@ -1,6 +1,6 @@
 #include "bridge/trigger_watch.h"
 
-#include <dirent.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,11 +36,12 @@ bool TriggerWatch::start(Params params) {
   if (started_.load(std::memory_order_acquire)) return true;
   params_ = std::move(params);
   started_.store(true, std::memory_order_release);
-  log_debug("looking for triggers in " + params_.control_dir + " once a second" +
-            (params_.publisher ? ", and publishing the step there" : ""));
+  log_debug("looking for triggers in " + window::control_dir(params_.trace_dir, params_.job_id) +
+            " once a second" + (params_.publisher ? ", and publishing the step there" : ""));
   try {
     std::thread([this] { run(); }).detach();
   } catch (...) {
+    started_.store(false, std::memory_order_release);
     log_warn("cannot start the thread that looks for triggers: on-demand capture is off");
     return false;
   }
@@ -63,19 +64,84 @@ void TriggerWatch::note_missed(window::Missed missed) {
   cv_.notify_all();
 }
 
+void TriggerWatch::stop_for_exit(std::chrono::milliseconds limit) {
+  if (!started_.load(std::memory_order_acquire)) return;
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (stopping_) return;
+  stopping_ = true;
+  cv_.notify_all();
+  // Only a publishing rank may own files to remove; the others need not wait.
+  if (!params_.publisher) return;
+  // The thread may be in a slow (or hung) filesystem call: the exit waits
+  // for its clean-up at most `limit`, then goes on without it.
+  cv_.wait_for(lock, limit, [&] { return finished_; });
+}
+
+void TriggerWatch::run() {
+  bool first = true;
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    if (ensure_dir()) {
+      write_missed();
+      if (params_.publisher) publish(now);
+      look_for_triggers(first);
+      first = false;
+    }
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (cv_.wait_for(lock, params_.period, [&] { return stopping_; })) break;
+  }
+  // Exiting: nothing more is published, so a note can never outlive its
+  // removal (this thread is the only one that touches the folder).
+  if (owner_ && files::control_dir_intact(dir_)) remove_control_files();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    finished_ = true;
+  }
+  cv_.notify_all();
+}
+
+bool TriggerWatch::ensure_dir() {
+  if (dir_ && files::control_dir_intact(dir_)) return true;
+  if (dir_) {
+    // Removed or renamed by someone else (an older child of this job once
+    // did it at its exit): a publishing rank makes it again at once.
+    log_debug("the control folder " + dir_.path + " went away" +
+              (params_.publisher ? "; making it again" : ""));
+    dir_ = files::ControlDir{};
+    owner_ = false;
+    published_step_.reset();
+  }
+  std::string error;
+  auto dir = files::open_control_dir(params_.trace_dir, params_.job_id, params_.publisher, error);
+  if (!dir.note.empty()) log_warn("on-demand control folder: " + dir.note);
+  if (!dir) {
+    // Not there yet: the publishing rank makes it with its first note.
+    if (error != "not there yet" && !dir_failed_said_) {
+      if (params_.publisher)
+        log_error("cannot publish the step for `chakrashim trigger` (" + error +
+                  "): triggers cannot find this job; the job runs on");
+      else
+        log_warn("cannot use the on-demand control folder (" + error +
+                 "): on-demand capture waits; the job runs on");
+      dir_failed_said_ = true;
+    }
+    return false;
+  }
+  dir_ = std::move(dir);
+  owner_ = dir_.created;
+  return true;
+}
+
 void TriggerWatch::write_missed() {
   std::vector<window::Missed> out;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     out.swap(outbox_);
   }
-  if (out.empty()) return;
-  std::lock_guard<std::mutex> files(file_mutex_);
-  if (stopping()) return;  // the exit removed the control files
   for (const auto& m : out) {
     std::string error;
-    if (!files::replace_file(params_.control_dir, window::missed_file_name(m.first_step, m.rank),
-                            window::encode_missed(m), /*durable=*/false, error))
+    if (!files::replace_file_at(dir_.job.get(), window::missed_file_name(m.first_step, m.rank),
+                               window::encode_missed(m), /*durable=*/false, error, dir_.path))
       log_debug("cannot leave word of the missed window for `chakrashim trigger --wait`: " + error);
   }
 }
@@ -83,59 +149,50 @@ void TriggerWatch::write_missed() {
 void TriggerWatch::remove_control_files() {
   // The job's triggers and its ranks' missed notes are this run's business
   // only: once the job ends they would only pile up (a rerun ignores them).
-  const std::string& dir = params_.control_dir;
-  ::unlink((dir + "/" + std::string(window::kStepFileName)).c_str());
-  if (DIR* d = ::opendir(dir.c_str())) {
-    std::vector<std::string> ours;
-    while (const dirent* e = ::readdir(d)) {
-      const std::string name = e->d_name;
+  // Names only, relative to our own folder: whatever a name is (a link, a
+  // FIFO), unlinking it touches nothing outside.
+  const int dir = dir_.job.get();
+  ::unlinkat(dir, std::string(window::kStepFileName).c_str(), 0);
+  std::string error;
+  if (const auto names = files::list_names_at(dir, error)) {
+    for (const auto& name : *names) {
       if (window::is_trigger_file_name(name) ||
           (name.rfind("missed-", 0) == 0 && name.size() > 5 &&
            name.compare(name.size() - 5, 5, ".json") == 0))
-        ours.push_back(name);
+        ::unlinkat(dir, name.c_str(), 0);
     }
-    ::closedir(d);
-    for (const auto& name : ours) ::unlink((dir + "/" + name).c_str());
   }
-  // rmdir fails, harmlessly, while anything else (another job's folder) remains.
-  if (::rmdir(dir.c_str()) == 0) {
-    const auto slash = dir.rfind('/');
-    if (slash != std::string::npos) ::rmdir(dir.substr(0, slash).c_str());
-  }
+  files::remove_control_dir(dir_);
 }
 
-void TriggerWatch::stop_for_exit() {
-  if (!started_.load(std::memory_order_acquire)) return;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (stopping_) return;
-    stopping_ = true;
+bool TriggerWatch::another_publisher(std::chrono::steady_clock::time_point now) {
+  if (owner_) return false;
+  // Asked again every heartbeat: the other one may have gone meanwhile.
+  if (other_checked_at_ != std::chrono::steady_clock::time_point{} &&
+      now - other_checked_at_ < kHeartbeat)
+    return other_publishes_;
+  other_checked_at_ = now;
+  std::string error;
+  const auto text = files::read_small_file_at(dir_.job.get(), std::string(window::kStepFileName),
+                                              kMaxTriggerBytes, error);
+  std::optional<window::StepNote> note;
+  if (text) note = window::decode_step_note(*text, error);
+  other_publishes_ = false;
+  if (note && note->pid != params_.note.pid) {
+    const double age = unix_now_s() - note->time_s;
+    if (note->host == params_.note.host && note->pid > 0)
+      other_publishes_ = ::kill(static_cast<pid_t>(note->pid), 0) == 0 || errno == EPERM;
+    else
+      other_publishes_ = age < 3.0 * static_cast<double>(kHeartbeat.count());
   }
-  cv_.notify_all();
-  // The thread may be in a slow filesystem call; the file is removed here,
-  // and the thread, once it wakes, publishes nothing more (stopping_).
-  if (params_.publisher) {
-    std::lock_guard<std::mutex> files(file_mutex_);
-    remove_control_files();
+  if (other_publishes_ && !other_said_) {
+    log_info("process " + std::to_string(note->pid) + " on " + note->host + " publishes job " +
+             params_.job_id + "'s step in " + dir_.path +
+             "; this process does not (it takes over once that one is gone)");
+    other_said_ = true;
   }
-}
-
-bool TriggerWatch::stopping() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return stopping_;
-}
-
-void TriggerWatch::run() {
-  bool first = true;
-  for (;;) {
-    const auto now = std::chrono::steady_clock::now();
-    write_missed();
-    if (params_.publisher) publish(now);
-    look_for_triggers(first);
-    first = false;
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (cv_.wait_for(lock, params_.period, [&] { return stopping_; })) return;
-  }
+  if (!other_publishes_) owner_ = true;  // taken over: ours to remove at exit
+  return other_publishes_;
 }
 
 void TriggerWatch::publish(std::chrono::steady_clock::time_point now) {
@@ -143,15 +200,8 @@ void TriggerWatch::publish(std::chrono::steady_clock::time_point now) {
   if (published_step_ && *published_step_ == step && now - published_at_ < kHeartbeat) return;
   // At most once a second, also when note_missed woke the thread early.
   if (published_step_ && now - published_at_ < std::chrono::seconds(1)) return;
+  if (another_publisher(now)) return;
   if (!published_step_) {
-    const auto made = files::make_dirs(params_.control_dir);
-    if (!made.ok) {
-      if (!publish_failed_said_)
-        log_error("cannot publish the step for `chakrashim trigger` (" + made.error +
-                  "): triggers cannot find this job; the job runs on");
-      publish_failed_said_ = true;
-      return;
-    }
     rate_step_ = step;
     rate_at_ = now;
   }
@@ -168,53 +218,43 @@ void TriggerWatch::publish(std::chrono::steady_clock::time_point now) {
   note.time_s = unix_now_s();
   note.steps_per_s = steps_per_s_;
   std::string error;
-  {
-    // Not under mutex_: the training thread takes that one (take(),
-    // note_missed()) and must never wait for the filesystem.
-    std::lock_guard<std::mutex> files(file_mutex_);
-    if (stopping()) return;  // removed at exit: never written again
-    if (!files::replace_file(params_.control_dir, std::string(window::kStepFileName),
-                            window::encode_step_note(note), /*durable=*/false, error)) {
-      if (!publish_failed_said_)
-        log_error("cannot publish the step for `chakrashim trigger` (" + error +
-                  "): triggers cannot find this job; the job runs on");
-      publish_failed_said_ = true;
-      return;
-    }
+  if (!files::replace_file_at(dir_.job.get(), std::string(window::kStepFileName),
+                             window::encode_step_note(note), /*durable=*/false, error, dir_.path)) {
+    if (!publish_failed_said_)
+      log_error("cannot publish the step for `chakrashim trigger` (" + error + "): triggers cannot find this job; the job runs on");
+    publish_failed_said_ = true;
+    return;
   }
   published_step_ = step;
   published_at_ = now;
 }
 
 void TriggerWatch::look_for_triggers(bool first_look) {
-  DIR* dir = ::opendir(params_.control_dir.c_str());
-  if (!dir) {
-    // Not there yet: the publishing rank makes it with its first note.
-    if (errno != ENOENT && !list_failed_said_) {
-      log_warn("cannot look for triggers in " + params_.control_dir + " (" +
-               std::strerror(errno) + "); on-demand capture waits");
-      list_failed_said_ = true;
+  std::string error;
+  const auto names = files::list_names_at(dir_.job.get(), error);
+  if (!names) {
+    if (!dir_failed_said_) {
+      log_warn("cannot look for triggers in " + dir_.path + " (" + error +
+               "); on-demand capture waits");
+      dir_failed_said_ = true;
     }
     return;
   }
   std::vector<std::string> fresh;
-  while (const dirent* e = ::readdir(dir)) {
-    const std::string name = e->d_name;
+  for (const auto& name : *names)
     if (window::is_trigger_file_name(name) && !seen_.count(name)) fresh.push_back(name);
-  }
-  ::closedir(dir);
   std::vector<std::pair<std::string, window::Trigger>> found;
   for (const auto& name : fresh) {
     seen_.insert(name);
     // Triggers from before this process looked (an earlier run of the same
     // job id) are not this run's.
     if (first_look) continue;
-    std::string error;
-    const auto text = files::read_small_file(params_.control_dir + "/" + name, kMaxTriggerBytes, error);
+    const auto text = files::read_small_file_at(dir_.job.get(), name, kMaxTriggerBytes, error);
     std::optional<window::Trigger> trigger;
     if (text) trigger = window::decode_trigger(*text, error);
     if (!trigger) {
-      log_warn("the trigger file " + params_.control_dir + "/" + name + " is ignored: " + error);
+      // The name goes into the log: log.cpp makes control characters visible.
+      log_warn("the trigger file " + dir_.path + "/" + name + " is ignored: " + error);
       continue;
     }
     found.emplace_back(name, *trigger);

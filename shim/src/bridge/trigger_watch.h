@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "files/control_dir.h"
 #include "window/on_demand_files.h"
 
 namespace chakrashim::bridge {
@@ -35,7 +36,8 @@ namespace chakrashim::bridge {
 class TriggerWatch {
  public:
   struct Params {
-    std::string control_dir;    // TRACE_DIR/.chakrashim/JOB
+    std::string trace_dir;      // CHAKRA_TRACE_DIR
+    std::string job_id;         // the folder is TRACE_DIR/.chakrashim/JOB
     bool publisher = false;     // this rank writes step.json
     window::StepNote note;      // the note's fixed fields (job, rank, host, ...)
     std::chrono::milliseconds period{1000};
@@ -55,16 +57,25 @@ class TriggerWatch {
   // missed-S-rank-R.json at once (for `chakrashim trigger --wait`).
   void note_missed(window::Missed missed);
 
-  // At exit: the thread stops looking, and the publishing rank removes its
-  // step.json (no job publishes here any more). Never blocks on the thread.
-  void stop_for_exit();
+  // At exit: the thread stops looking, and, where this process owns the
+  // control folder, removes its files and the folder (no job publishes
+  // here any more). Waits for that at most `limit`; no lock of ours is held
+  // across the thread's file I/O, so a hung filesystem costs the exit
+  // `limit` and nothing more.
+  void stop_for_exit(std::chrono::milliseconds limit);
 
  private:
   void run();
+  // The thread's: the control folder open and still there (made again by
+  // the publishing rank if it went away). False while it is not usable.
+  bool ensure_dir();
   void publish(std::chrono::steady_clock::time_point now);
+  // Another live process (a child that trains under the same variables, the
+  // previous owner) publishes this job's step in the folder.
+  bool another_publisher(std::chrono::steady_clock::time_point now);
   void look_for_triggers(bool first_look);
   void write_missed();
-  // At exit, on the publishing rank: the job's control files and folders.
+  // At exit, by the folder's owner: the job's control files and folders.
   void remove_control_files();
 
   Params params_;
@@ -72,26 +83,30 @@ class TriggerWatch {
   std::atomic<std::uint64_t> step_{0};
   std::atomic<bool> has_triggers_{false};
 
-  bool stopping();
-  // Held while step.json is written, and while the exit removes the control
-  // files: no note is written after that. Taken before mutex_, never while
-  // holding it; the training thread never takes it.
-  std::mutex file_mutex_;
-  std::mutex mutex_;  // guards the fields below; held only briefly
+  std::mutex mutex_;  // guards the fields below; held only briefly, never across I/O
   std::condition_variable cv_;
   bool stopping_ = false;
+  bool finished_ = false;  // the thread has done its exit work
   std::vector<std::pair<std::string, window::Trigger>> inbox_;
   std::vector<window::Missed> outbox_;
 
-  // The thread's own (no lock): what it saw and published.
+  // The thread's own (no lock): the folder, what it saw and published.
+  files::ControlDir dir_;
+  // This process made the folder (or took it over from a publisher that is
+  // gone): only the owner removes it at exit, so a child that trains under
+  // the same variables never deletes its parent's folder.
+  bool owner_ = false;
   std::set<std::string> seen_;
   std::optional<std::uint64_t> published_step_;
   std::chrono::steady_clock::time_point published_at_{};
+  std::chrono::steady_clock::time_point other_checked_at_{};
+  bool other_publishes_ = false;
   std::uint64_t rate_step_ = 0;
   std::chrono::steady_clock::time_point rate_at_{};
   double steps_per_s_ = 0;
   bool publish_failed_said_ = false;
-  bool list_failed_said_ = false;
+  bool dir_failed_said_ = false;
+  bool other_said_ = false;
 };
 
 // CHAKRA_TRIGGER_SIGNAL: a handler, installed at attach for the life of the

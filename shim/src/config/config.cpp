@@ -251,6 +251,20 @@ ParseResult parse_config(const EnvSnapshot& env) {
            "expected a step at or after CHAKRA_START_STEP=" + std::to_string(c.start_step));
   }
   check_window_modes(c, r, has_error);
+  // A fixed window whose every step is warm-up keeps nothing: refused here,
+  // naming the variables, rather than found out at the window's end. (On
+  // demand, the warm-up steps come before each triggered window instead.)
+  if (!c.on_demand && c.end_step >= c.start_step && c.warmup_steps > 0 &&
+      c.warmup_steps >= c.end_step - c.start_step + 1 && !has_error("CHAKRA_WARMUP_STEPS") &&
+      !has_error("CHAKRA_START_STEP") && !has_error("CHAKRA_END_STEP")) {
+    const std::uint64_t length = c.end_step - c.start_step + 1;
+    r.fail("CHAKRA_WARMUP_STEPS", *r.raw("CHAKRA_WARMUP_STEPS"),
+           "expected fewer than the window's " + std::to_string(length) +
+               " steps (CHAKRA_START_STEP=" + std::to_string(c.start_step) +
+               " to CHAKRA_END_STEP=" + std::to_string(c.end_step) +
+               "): a window of warm-up steps only keeps nothing; raise CHAKRA_END_STEP or "
+               "lower CHAKRA_WARMUP_STEPS");
+  }
   // Step 0 runs the job's setup (first calls compile and allocate, the data
   // loader starts): it can take 50 times a normal step and makes the
   // window's means mislead. Allowed, but said at launch.

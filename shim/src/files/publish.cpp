@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "files/output_paths.h"
+#include "files/unique_fd.h"
 
 namespace chakrashim::files {
 
@@ -74,28 +75,10 @@ class FdSink final : public ByteSink {
 };
 
 // Closes a descriptor on every path out of a scope.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { close(); }
-  int get() const { return fd_; }
-  int close() {
-    if (fd_ < 0) return 0;
-    const int rc = ::close(fd_);
-    fd_ = -1;
-    return rc;
-  }
-
- private:
-  int fd_;
-};
-
 // 0 on success, else the errno of the failing call (kept before close()
 // can change errno).
 int fsync_path(const std::string& path, int flags) {
-  Fd fd(::open(path.c_str(), flags | O_CLOEXEC));
+  UniqueFd fd(::open(path.c_str(), flags | O_CLOEXEC));
   if (fd.get() < 0) return errno;
   // EINVAL: the file system does not support fsync on this kind of file.
   if (::fsync(fd.get()) != 0 && errno != EINVAL) return errno;
@@ -136,7 +119,7 @@ PublishResult make_dirs(const std::string& path) {
 }
 
 PublishResult claim_partial(const std::string& partial) {
-  Fd fd(::open(partial.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
+  UniqueFd fd(::open(partial.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
   if (fd.get() < 0) return failure(partial, "create", errno);
   if (fd.close() != 0) return failure(partial, "close", errno);
   return {true, {}};
@@ -167,7 +150,7 @@ PublishResult publish_file(const std::string& final_path,
                            const Validator& validate, bool overwrite) {
   const std::string partial = partial_path(final_path);
   int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
-  Fd fd(::open(partial.c_str(), flags, 0666));
+  UniqueFd fd(::open(partial.c_str(), flags, 0666));
   if (fd.get() < 0) return failure(partial, "create", errno);
   auto abandon = [&](PublishResult r) {
     ::unlink(partial.c_str());

@@ -40,11 +40,26 @@ void line(config::LogLevel level, std::string_view message) {
                     : std::snprintf(buf, sizeof buf, "[chakrashim] %s", level_word(level));
   if (n < 0) return;
   std::size_t len = static_cast<std::size_t>(n);
-  const std::size_t room = sizeof buf - len - 1;
-  const std::size_t take = message.size() < room ? message.size() : room;
-  for (std::size_t i = 0; i < take; ++i) {
-    const char c = message[i];
-    buf[len++] = (c == '\n' || c == '\r') ? ' ' : c;  // one line, always
+  // One line, always, and nothing the terminal would act on: a name found
+  // in a shared folder (a trigger file's) may hold escape sequences, shown
+  // here as \xNN.
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (const char c : message) {
+    const auto u = static_cast<unsigned char>(c);
+    const bool control = u < 0x20 || u == 0x7f;
+    const bool blank = c == '\n' || c == '\r' || c == '\t';
+    const std::size_t need = control && !blank ? 4 : 1;
+    if (len + need > sizeof buf - 1) break;
+    if (!control) {
+      buf[len++] = c;
+    } else if (blank) {
+      buf[len++] = ' ';
+    } else {
+      buf[len++] = '\\';
+      buf[len++] = 'x';
+      buf[len++] = kHex[u >> 4];
+      buf[len++] = kHex[u & 0xf];
+    }
   }
   buf[len++] = '\n';
   const int saved = errno;  // logging must not disturb the job's errno

@@ -3,11 +3,16 @@ act on a running job (on-demand capture: a trigger from outside, a signal).
 
   python paced_loop.py STEPS [--step-ms MS] [--signal-at STEP:SIG ...]
                              [--stop-file PATH] [--ddp]
+                             [--child-at STEP] [--count-stdin]
 
 --signal-at sends SIG (a name: USR1, USR2, TERM) to the job itself at the end
 of STEP. --stop-file ends the loop early, after the step in which the file
 appeared (the test ends a job it triggered). --ddp runs under torchrun with
-the gloo backend: every rank steps together. Prints each step's loss, so that
+the gloo backend: every rank steps together. --child-at runs, at the end of
+STEP, a child that trains a few steps under the same environment (as a job
+that launches a training subprocess does) and waits for it. --count-stdin
+reads the job's standard input at its end and prints how many lines came
+(a test's check that nobody else read them). Prints each step's loss, so that
 runs with and without the shim compare byte for byte.
 """
 import argparse
@@ -23,6 +28,8 @@ parser.add_argument("--step-ms", type=float, default=20.0)
 parser.add_argument("--signal-at", action="append", default=[])
 parser.add_argument("--stop-file")
 parser.add_argument("--ddp", action="store_true")
+parser.add_argument("--child-at", type=int)
+parser.add_argument("--count-stdin", action="store_true")
 args = parser.parse_args()
 signals_at = {}
 for item in args.signal_at:
@@ -46,6 +53,13 @@ for step in range(args.steps):
     loss.backward()
     opt.step()
     print(f"step {step} loss {loss.item():.6f}", flush=True)
+    if step == args.child_at:
+        import subprocess
+        import sys
+        child = subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__),
+                                                             "plain_loop.py"), "6"],
+                               stdout=subprocess.DEVNULL)
+        print(f"child exited {child.returncode}", flush=True)
     for sig in signals_at.get(step, []):
         os.kill(os.getpid(), sig)
     stop = args.stop_file and os.path.exists(args.stop_file)
@@ -61,3 +75,6 @@ for step in range(args.steps):
         time.sleep(left)
 if args.ddp:
     dist.destroy_process_group()
+if args.count_stdin:
+    import sys
+    print(f"stdin lines {sum(1 for _ in sys.stdin)}", flush=True)
