@@ -1,5 +1,6 @@
 #include "bridge/callbacks.h"
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 
@@ -65,6 +66,14 @@ struct SpanContext final : at::ObserverContext {
   SpanStore::ThreadBuffer* buffer = nullptr;  // the starting thread's spans
   bool keep = false;
   bool pushed = false;  // our external id is on CUPTI's stack for this op
+  // Async records (gloo's) start on one thread and end, and are destroyed,
+  // on another: torch hands the record over under its own synchronization,
+  // inside code TSan does not see. This pair (a release at the end of
+  // span_start, an acquire at the start of span_end, which runs on the
+  // destroying thread just before the delete) makes the handover part of
+  // our own code's memory model, so the context is safe to end and destroy
+  // on any thread whatever torch does. Plain moves on x86; issue #39.
+  std::atomic<bool> started{false};
 };
 
 // What the op-span callback keeps per thread, in one thread_local: in a
@@ -150,6 +159,7 @@ std::unique_ptr<at::ObserverContext> span_start(const at::RecordFunction& fn) {
       ctx->pushed = collector.push(ctx->external_id);
     }
   }
+  ctx->started.store(true, std::memory_order_release);
   return ctx;
 }
 
@@ -157,6 +167,7 @@ void span_end(const at::RecordFunction& fn, at::ObserverContext* ctx_ptr) {
   Capture& capture = Capture::instance();
   if (capture.dead()) return;
   const auto* ctx = static_cast<const SpanContext*>(ctx_ptr);
+  if (ctx) (void)ctx->started.load(std::memory_order_acquire);  // see SpanContext
   if (ctx && ctx->pushed) collector::Collector::instance().pop();
   const std::int64_t end = now_ns();
   if (ctx && ctx->keep) {

@@ -22,7 +22,7 @@ inline constexpr std::array<VarSpec, 28> kConfigVars{{
      "first global optimizer step captured"},
     {"CHAKRA_END_STEP", "decimal digits, at least CHAKRA_START_STEP", "= start",
      "last global step captured, inclusive"},
-    {"CHAKRA_WARMUP_STEPS", "decimal digits", "0",
+    {"CHAKRA_WARMUP_STEPS", "decimal digits, fewer than the window's length (END - START + 1)", "0",
      "steps at the start of each cycle that run collection but keep nothing"},
     {"CHAKRA_ACTIVE_STEPS", "decimal digits, at least 1", "1",
      "steps kept in each cycle; cycles repeat until the end step"},
