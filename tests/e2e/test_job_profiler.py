@@ -82,6 +82,16 @@ class JobProfilerTest(CaptureCase):
         self.assert_check_passes()
         self.assert_report_steps(window)
 
+    def test_torchs_et_recorder_gets_the_same_names(self):
+        # torch's observer names the job's records itself; the bridge copies
+        # its ET with them renamed, as the native recorder writes them.
+        window = [3, 4, 5]
+        r, _ = self.run_case(3, window, dict(CHAKRA_ET_RECORDER="torch"))
+        cap = Capture(self.trace_dir)
+        self.assert_one_step_each(cap, window, [0, 1])
+        self.assertEqual(sorted(os.listdir(os.path.dirname(cap.et_path))), ["rank-0.json"])
+        self.assert_check_passes()
+
     def test_the_jobs_own_profiler_output_is_as_without_us(self):
         for start in (0, 3):
             with self.subTest(start=start):

@@ -1,0 +1,33 @@
+#include "writers/torch_et_steps.h"
+
+#include <algorithm>
+
+#include "chakrashim/trace_schema.h"
+
+namespace chakrashim::writers {
+
+void TorchEtStepRenamer::feed(std::string_view bytes) {
+  pending_.append(bytes);
+  std::size_t done = 0;  // bytes of pending_ written
+  for (std::size_t hit = pending_.find(kPattern); hit != std::string::npos;
+       hit = pending_.find(kPattern, done)) {
+    const std::size_t name = hit + kNameOffset;
+    emit(std::string_view(pending_).substr(done, name - done));
+    emit(schema::kJobStepPrefix);
+    ++renamed_;
+    done = name;
+  }
+  // The last kPattern.size() - 1 bytes may begin a match that the next
+  // bytes complete: they wait.
+  const std::size_t keep = kPattern.size() - 1;
+  const std::size_t upto = std::max(done, pending_.size() > keep ? pending_.size() - keep : std::size_t{0});
+  emit(std::string_view(pending_).substr(done, upto - done));
+  pending_.erase(0, upto);
+}
+
+void TorchEtStepRenamer::finish() {
+  emit(pending_);
+  pending_.clear();
+}
+
+}  // namespace chakrashim::writers
