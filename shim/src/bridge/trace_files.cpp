@@ -158,22 +158,23 @@ void write_native_et(WindowOutput& o, std::string& summary, std::vector<std::str
 // Feeds the file at `path` (our own .partial: never through a symlink)
 // through `renamer`; false if it could not be read.
 bool filter_file(const std::string& path, writers::TorchEtStepRenamer& renamer) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return false;
-  std::string buffer(1 << 20, '\0');
-  bool ok = true;
-  for (;;) {
-    const ssize_t got = ::read(fd, buffer.data(), buffer.size());
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) {
-      ok = got == 0;
-      break;
+  struct Fd {
+    int fd;
+    ~Fd() {
+      if (fd >= 0) ::close(fd);
     }
+  } file{::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC)};
+  if (file.fd < 0) return false;
+  std::string buffer(1 << 20, '\0');
+  for (;;) {
+    const ssize_t got = ::read(file.fd, buffer.data(), buffer.size());
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return false;
+    if (got == 0) break;
     renamer.feed(std::string_view(buffer.data(), static_cast<std::size_t>(got)));
   }
-  ::close(fd);
   renamer.finish();
-  return ok;
+  return true;
 }
 
 // torch's observer wrote the ET: its .partial is finalized as it is, unless
