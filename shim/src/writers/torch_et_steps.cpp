@@ -1,6 +1,7 @@
 #include "writers/torch_et_steps.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "chakrashim/trace_schema.h"
 
@@ -8,10 +9,14 @@ namespace chakrashim::writers {
 
 void TorchEtStepRenamer::feed(std::string_view bytes) {
   pending_.append(bytes);
+  // Horspool: std::string::find stops at every '"', a JSON file's most
+  // frequent byte (about 3x slower on torch's ETs).
+  static const std::boyer_moore_horspool_searcher searcher(kPattern.begin(), kPattern.end());
   std::size_t done = 0;  // bytes of pending_ written
-  for (std::size_t hit = pending_.find(kPattern); hit != std::string::npos;
-       hit = pending_.find(kPattern, done)) {
-    const std::size_t name = hit + kNameOffset;
+  for (;;) {
+    const auto it = std::search(pending_.cbegin() + static_cast<std::ptrdiff_t>(done), pending_.cend(), searcher);
+    if (it == pending_.cend()) break;
+    const std::size_t name = static_cast<std::size_t>(it - pending_.cbegin()) + kNameOffset;
     emit(std::string_view(pending_).substr(done, name - done));
     emit(schema::kJobStepPrefix);
     ++renamed_;
