@@ -230,6 +230,35 @@ class ErrorFixtures(CheckCase):
         r = self.assert_error([self.root], "steps.match", text="the ET holds steps 3, the device trace holds steps 3,4")
         self.assertEqual(len(self.errors_in(r)), 1, r.stdout)
 
+    def add_job_profiler_steps(self, cap, numbers, name="ProfilerStep#%d"):
+        """The job's own torch.profiler: a step record of its own in each step
+        (prof.step() at each step's end opens the next), with its numbers."""
+        for (t0, n) in zip([s.start for s in cap.spans if s.step is not None], numbers):
+            cap._op("user_annotation", name % n, t0 + 5_000, t0 + 1_000_000 + 5_000, None)
+
+    def test_the_jobs_own_profiler_steps_kept_under_their_name(self):
+        # Issue #34 item 3: what the capture of a job running its own
+        # torch.profiler held, with check saying 0 errors.
+        for numbers, text in (((3, 4), "by start time 3,3,4,4: 3,4 more than once"),
+                              ((0, 1), "by start time 3,0,4,1: out of order")):
+            with self.subTest(numbers=numbers):
+                cap = RankCapture(0, gpu=True)
+                self.add_job_profiler_steps(cap, numbers)
+                self.root = ct.temp_dir(self)
+                r = self.assert_error([self.write([cap])], "steps.profiler_step", text=text)
+                line = self.lines(r, "error", "steps.profiler_step", 0)[0]
+                self.assertIn("torch.profiler", line)
+                self.assertIn("job:ProfilerStep#N", line)
+                # The one cause, not a window to re-capture.
+                self.assertFalse(self.lines(r, "error", "steps.match", 0), r.stdout)
+
+    def test_the_jobs_own_profiler_steps_renamed_pass(self):
+        cap = RankCapture(0, gpu=True)
+        self.add_job_profiler_steps(cap, (0, 1), name="job:ProfilerStep#%d")
+        r = check("--strict", self.write([cap]))
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("steps 3,4 in both files", r.stdout)
+
     def test_partial_leftover(self):
         self.write([RankCapture(0, gpu=True)])
         shutil.copy(self.dev(), self.dev() + ".partial")

@@ -315,6 +315,23 @@ TEST(EtJsonWriter, TypeNamesAreEscaped) {
             json({"Tensor(q\"\\\n)", "GenericList[Tensor(q\"\\\n)]", "a\"b"}));
 }
 
+// Issue #34 item 3: the job's own torch.profiler's "ProfilerStep#N" records
+// get the device trace's name for them, so the two files agree on the rf_id.
+TEST(EtJsonWriter, TheJobsOwnStepRecordsAreRenamedAsInTheDeviceTrace) {
+  Thread t;
+  start(t, {.seq = 1, .handle = 7, .scope = 7, .name = "ProfilerStep#3"});
+  start(t, {.seq = 2, .handle = 8});
+  end(t, 3, 8);
+  end(t, 4, 7);
+  const json nodes = write({&t})["nodes"];
+  std::vector<std::string> names;
+  for (const auto& n : nodes) names.push_back(n["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"[pytorch|profiler|execution_trace|thread]", "aten::op",
+                                             "job:ProfilerStep#3", "[pytorch|profiler|execution_trace|process]"}));
+  EXPECT_EQ(attr(nodes[2], "rf_id"), 7);
+  EXPECT_EQ(nodes[1]["ctrl_deps"], nodes[2]["id"]);
+}
+
 // Two threads merged by seq; a backward op on thread 2 takes its fw_parent
 // from the top of thread 1's stack at its start.
 TEST(EtJsonWriter, ThreadsMergeBySeqAndFwParent) {

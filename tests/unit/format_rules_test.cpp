@@ -34,7 +34,8 @@ TEST(FormatRules, WarningsAreExactlyTraceFormatsSix) {
 TEST(FormatRules, TraceFormatsErrorsAreErrors) {
   for (const char* name : {"et.json", "et.finalized", "device.json", "device.profiler_step", "device.rf_id",
                            "gpu.external_id", "gpu.correlation", "device.rank", "span.equal", "steps.match",
-                           "files.partial", "ranks.missing", "et.duplicates", "join.op_count", "pair.mismatch"}) {
+                           "files.partial", "ranks.missing", "et.duplicates", "join.op_count", "pair.mismatch",
+                           "steps.profiler_step"}) {
     const auto id = rule_by_name(name);
     ASSERT_TRUE(id) << name;
     EXPECT_EQ(rule(*id).severity, Severity::error) << name;

@@ -404,6 +404,27 @@ TEST(KinetoTraceWriter, StepsAreProfilerStepUserAnnotations) {
   EXPECT_EQ(events[first + 1]["name"], "ProfilerStep#6");
 }
 
+// Issue #34 item 3: the job's own torch.profiler opens "ProfilerStep#N"
+// records; only our steps may carry that name (HTA takes every name that
+// starts with "ProfilerStep" for a step).
+TEST(KinetoTraceWriter, TheJobsOwnStepRecordsAreRenamed) {
+  files::StringSink sink;
+  KinetoTraceWriter w(sink, base_time_ns(kT0));
+  w.begin(header());
+  w.host_span(host(HostCategory::user_annotation, "ProfilerStep#0", kT0 + 10, kT0 + 9010, 31, 41));
+  w.host_span(host(HostCategory::user_annotation, "ProfilerStepX", kT0 + 20, kT0 + 30, 32, 42));
+  w.host_span(host(HostCategory::user_annotation, "my ProfilerStep#1", kT0 + 40, kT0 + 50, 33, 43));
+  w.step_span(step(5, kT0, kT0 + 9000, 21));
+  EXPECT_TRUE(w.end(trailer()));
+  const json events = json::parse(sink.text())["traceEvents"];
+  std::vector<std::string> names;
+  for (const auto& e : events) names.push_back(e["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"job:ProfilerStep#0", "job:ProfilerStepX", "my ProfilerStep#1",
+                                             "ProfilerStep#5"}));
+  EXPECT_EQ(events[0]["args"]["Record function id"], 41);
+  EXPECT_EQ(events[0]["cat"], "user_annotation");
+}
+
 TEST(KinetoTraceWriter, ProcessAndThreadNamesAreMetadataEvents) {
   const json doc = json::parse(write_standard_trace());
   const json& events = doc["traceEvents"];

@@ -1,6 +1,7 @@
 // Unit tests for the per-rank rules (tools/check/rank_rules.h) on facts
 // built in memory.
 #include "check/rank_rules.h"
+#include "check/step_match.h"
 
 #include <gtest/gtest.h>
 
@@ -238,6 +239,139 @@ TEST(PairRules, AWindowCutInsideItsFirstStepHoldsOnlyThePartialStep) {
   out.clear();
   pair_rules(et, dev, std::nullopt, "Optimizer.step#", fig, out);
   EXPECT_TRUE(has(out, RuleId::steps_match));
+}
+
+// Issue #34 item 3: a job's own torch.profiler opens ProfilerStep#N in every
+// step; kept under that name beside ours, the device trace held
+// 3,4,5,6,3,4,5 (the same numbers) or 3,0,4,1,5 (its profiler counting from
+// another step), and check said 0 errors.
+TraceEvent step_event(std::uint64_t n, std::int64_t ts, std::int64_t dur, std::int64_t rf_id = 0) {
+  TraceEvent e;
+  e.ph = "X";
+  e.cat = "user_annotation";
+  e.name = "ProfilerStep#" + std::to_string(n);
+  e.ts_ns = ts;
+  e.dur_ns = dur;
+  if (rf_id) e.record_function_id = {true, rf_id};
+  return e;
+}
+
+const Finding* find(const std::vector<Finding>& out, RuleId id) {
+  const auto it = std::find_if(out.begin(), out.end(), [id](const Finding& f) { return f.rule == id; });
+  return it == out.end() ? nullptr : &*it;
+}
+
+TEST(StepOrder, SaysWhatIsRepeatedOrOutOfOrder) {
+  EXPECT_EQ(step_order_problem({}), "");
+  EXPECT_EQ(step_order_problem({3}), "");
+  EXPECT_EQ(step_order_problem({3, 4, 6}), "");
+  EXPECT_EQ(step_order_problem({3, 4, 5, 6, 3, 4, 5}), "3,4,5,6,3,4,5: 3,4,5 more than once");
+  EXPECT_EQ(step_order_problem({3, 0, 4, 1, 5}), "3,0,4,1,5: out of order");
+  EXPECT_EQ(step_order_problem({3, 3}), "3,3: 3 more than once");
+  std::vector<std::uint64_t> many(30, 7);
+  EXPECT_EQ(step_order_problem(many).substr(0, 14), "7,7,7,7,7,7,7,");
+  EXPECT_NE(step_order_problem(many).find(",... (30): 7 more than once"), std::string::npos)
+      << step_order_problem(many);
+}
+
+TEST(DeviceRules, TwoProfilerStepsForOneStepAreAnErrorWithTheJobsProfilerAsTheCause) {
+  // Ours 3..6 (no Record function id), then the job's 3..5 each starting
+  // a little later (with one), in file order as the old writer put them.
+  for (const auto& [job, text] : {std::pair<std::vector<std::uint64_t>, std::string>{{3, 4, 5}, "3,3,4,4,5,5,6: 3,4,5 more than once"},
+                                  {{0, 1, 2}, "3,0,4,1,5,2,6: out of order"}}) {
+    auto d = parsed_device();
+    for (std::uint64_t i = 0; i < 4; ++i) d.facts.add(step_event(3 + i, 1000 * (i + 1), 1000));
+    for (std::uint64_t i = 0; i < 3; ++i) d.facts.add(step_event(job[i], 1000 * (i + 1) + 10, 1000, 100 + i));
+    d.facts.finish();
+    RankFigures fig;
+    std::vector<Finding> out;
+    device_rules(d.input(), std::nullopt, fig, out);
+    const Finding* f = find(out, RuleId::steps_profiler_step);
+    ASSERT_NE(f, nullptr) << text;
+    EXPECT_EQ(severity_of(*f), Severity::error);
+    EXPECT_EQ(f->detail, "d.json: ProfilerStep#N by start time " + text);
+    EXPECT_NE(rule(RuleId::steps_profiler_step).fix.find("job:ProfilerStep#N"), std::string::npos);
+    EXPECT_NE(rule(RuleId::steps_profiler_step).fix.find("torch.profiler"), std::string::npos);
+  }
+}
+
+TEST(DeviceRules, OneProfilerStepPerStepAndTheJobsRenamedOnesPass) {
+  auto d = parsed_device();
+  for (std::uint64_t i = 0; i < 3; ++i) {
+    d.facts.add(step_event(3 + i, 1000 * (i + 1), 1000));
+    TraceEvent job = step_event(i, 1000 * (i + 1) + 10, 1000, 100 + i);
+    job.name = "job:" + job.name;
+    d.facts.add(job);
+  }
+  d.facts.finish();
+  EXPECT_EQ(d.facts.steps_by_time(), (std::vector<std::uint64_t>{3, 4, 5}));
+  RankFigures fig;
+  std::vector<Finding> out;
+  device_rules(d.input(), std::nullopt, fig, out);
+  EXPECT_FALSE(has(out, RuleId::steps_profiler_step));
+  EXPECT_FALSE(has(out, RuleId::device_rf_id));  // the job's carry their Record function id
+}
+
+TEST(EtRules, RepeatedOrUnorderedProfilerStepNodesAreAnError) {
+  const auto et_rules_on = [](const std::vector<std::uint64_t>& steps) {
+    EtFacts et("Optimizer.step#");
+    std::uint64_t id = 2;
+    for (const auto n : steps) {
+      EtNode node;
+      node.id = id++;
+      node.name = "ProfilerStep#" + std::to_string(n);
+      node.rf_id = id;
+      node.attr_mask = 0x7f;
+      et.add(node);
+      node.id = id++;
+      node.name = "aten::x";
+      node.rf_id = id;
+      et.add(node);
+    }
+    et.finish();
+    EtSummary sum;
+    sum.parse.ok = true;
+    EtInput in{"e.json", false, "", &sum, &et};
+    RankFigures fig;
+    std::vector<Finding> out;
+    et_rules(in, fig, out);
+    const Finding* f = find(out, RuleId::steps_profiler_step);
+    return f ? f->detail : std::string();
+  };
+  EXPECT_EQ(et_rules_on({}), "");
+  // torch.profiler beside torch's own ET observer: one node per step.
+  EXPECT_EQ(et_rules_on({4, 5, 6}), "");
+  EXPECT_EQ(et_rules_on({4, 5, 4}), "e.json: ProfilerStep#N nodes by id 4,5,4: 4 more than once");
+  EXPECT_EQ(et_rules_on({5, 4}), "e.json: ProfilerStep#N nodes by id 5,4: out of order");
+}
+
+TEST(PairRules, StepsMatchStaysQuietWhenTheStepSpansThemselvesAreWrong) {
+  // Which of two ProfilerStep#3 holds a marker says nothing;
+  // steps.profiler_step names the cause, steps.match would blame the window.
+  EtFacts et("Optimizer.step#");
+  EtNode marker;
+  marker.id = 2;
+  marker.name = "Optimizer.step#SGD.step";
+  marker.rf_id = 50;
+  marker.attr_mask = 0x7f;
+  et.add(marker);
+  et.finish();
+  DeviceFacts dev(&et.op_rf_ids(), {50});
+  dev.add(step_event(3, 1000, 1000));
+  dev.add(step_event(0, 1010, 1000, 7));
+  TraceEvent op;
+  op.ph = "X";
+  op.cat = "user_annotation";
+  op.name = "Optimizer.step#SGD.step";
+  op.ts_ns = 1500;
+  op.dur_ns = 100;
+  op.record_function_id = {true, 50};
+  dev.add(op);
+  dev.finish();
+  RankFigures fig;
+  std::vector<Finding> out;
+  pair_rules(et, dev, std::nullopt, "Optimizer.step#", fig, out);
+  EXPECT_FALSE(has(out, RuleId::steps_match));
 }
 
 TEST(PairRules, FilesOfAnotherRankOrProcessAreNotOnePair) {

@@ -158,6 +158,16 @@ void DeviceFacts::finish() {
   find_launch_problems();
 }
 
+std::vector<std::uint64_t> DeviceFacts::steps_by_time() const {
+  std::vector<StepEvent> sorted = steps;
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const StepEvent& a, const StepEvent& b) { return a.start_ns < b.start_ns; });
+  std::vector<std::uint64_t> out;
+  out.reserve(sorted.size());
+  for (const auto& s : sorted) out.push_back(s.step);
+  return out;
+}
+
 std::uint64_t DeviceFacts::et_ops_matched() const {
   return static_cast<std::uint64_t>(std::count(et_matched_.begin(), et_matched_.end(), true));
 }

@@ -57,7 +57,9 @@ class DeviceFacts {
   std::string equal_span_example;
   std::uint64_t gpu_ops_unlinked = 0;  // launched by calls Chakra does not count
   // Steps and the join.
-  std::vector<StepEvent> steps;
+  std::vector<StepEvent> steps;  // in file order
+  // The steps' numbers by start time (file order among equal starts).
+  std::vector<std::uint64_t> steps_by_time() const;
   std::vector<MarkerHit> marker_hits;
   std::uint64_t et_ops_matched() const;
 

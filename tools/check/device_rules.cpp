@@ -3,6 +3,7 @@
 
 #include "chakrashim/trace_schema.h"
 #include "check/rank_rules.h"
+#include "check/step_match.h"
 
 namespace chakrashim::tools::check {
 
@@ -118,6 +119,8 @@ void device_rules(const DeviceInput& in, const std::optional<CaptureMeta>& meta,
   header_rules(in, out);
   rank_rules(in, out);
   if (f.steps.empty()) out.push_back({RuleId::device_profiler_step, in.path + " has no ProfilerStep#N event"});
+  if (const auto problem = step_order_problem(f.steps_by_time()); !problem.empty())
+    out.push_back({RuleId::steps_profiler_step, in.path + ": ProfilerStep#N by start time " + problem});
   tally(f.missing_rf_id, RuleId::device_rf_id, in.path, "cpu_op/user_annotation without Record function id", out);
   gpu_rules(in, out);
   if (f.equal_spans > 0) {

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "check/device_facts.h"
 #include "common/tool_schema.h"
 
 namespace chakrashim::tools::check {
@@ -56,6 +57,7 @@ void EtFacts::add(const EtNode& node) {
   const bool marker = !structural && starts_with(node.name, step_marker_);
   links_.push_back({id, node.parent.value_or(0), marker});
   if (marker) markers_.push_back({id, node.rf_id.value_or(0)});
+  if (const auto step = profiler_step_number(node.name)) step_nodes_.emplace_back(id, *step);
 }
 
 bool EtFacts::is_outermost(const Link& node) const {
@@ -91,6 +93,10 @@ void EtFacts::finish() {
   links_.clear();
   links_.shrink_to_fit();
   markers_.clear();
+  std::stable_sort(step_nodes_.begin(), step_nodes_.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [id, step] : step_nodes_) profiler_steps_.push_back(step);
+  step_nodes_ = {};
 }
 
 }  // namespace chakrashim::tools::check

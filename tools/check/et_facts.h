@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/et_reader.h"
@@ -48,6 +49,10 @@ class EtFacts {
   // The world size the process-group node records; nullopt without one (a
   // job without torch.distributed, or a window that ended before a group).
   std::optional<std::uint64_t> world_size() const { return world_size_; }
+  // The numbers of the ProfilerStep#N nodes by node id, i.e. in the order
+  // they started (after finish()). chakrashim writes none; torch.profiler
+  // writes one per step beside torch's own ET observer.
+  const std::vector<std::uint64_t>& profiler_steps() const { return profiler_steps_; }
 
  private:
   struct Link {
@@ -67,6 +72,8 @@ class EtFacts {
   std::uint64_t duplicate_ids_ = 0, duplicate_rf_ids_ = 0;
   std::string duplicate_example_;
   std::optional<std::uint64_t> world_size_;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> step_nodes_;  // (id, N)
+  std::vector<std::uint64_t> profiler_steps_;
 };
 
 }  // namespace chakrashim::tools::check

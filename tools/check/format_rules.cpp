@@ -61,6 +61,10 @@ const std::array<Rule, kRuleCount> kRules = {{
      "give the trace root (CHAKRA_TRACE_DIR) or one run's folder; a job that wrote nothing says why in its log"},
     {pair_mismatch, "pair.mismatch", E, "an ET and a device trace given as one rank's pair are that rank's",
      "give the ET and the device trace of the same rank and run"},
+    {steps_profiler_step, "steps.profiler_step", E, "each file holds one ProfilerStep#N per step, in step order",
+     "the job's own torch.profiler opens a ProfilerStep#N every step (prof.step(), numbered from where it "
+     "started) and the capture kept them beside chakrashim's, so Chakra's linker and HTA take wrong steps; "
+     "re-capture with this chakrashim, which writes the job's as job:ProfilerStep#N"},
     {link_host_only, "link.host_only", W, "the device trace has cuda_runtime events",
      "Chakra's own linker (chakra_trace_link) will refuse this pair: HTA fails with KeyError "
      "'cuda_runtime'; use chakrashim link"},

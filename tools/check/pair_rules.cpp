@@ -28,6 +28,9 @@ void join_rule(const EtFacts& et, const DeviceFacts& device, RankFigures& figure
 void steps_rule(const EtFacts& et, const DeviceFacts& device, const std::optional<CaptureMeta>& meta,
                 const std::string& marker, RankFigures& figures, std::vector<Finding>& out) {
   if (device.steps.empty()) return;  // device.profiler_step says it already
+  // Two spans for one step, or interleaved numbers: which span holds a
+  // marker says nothing, and steps.profiler_step names the cause.
+  if (!step_order_problem(device.steps_by_time()).empty()) return;
   const StepComparison c = compare_steps(et.outermost_markers(), device.marker_hits, device.steps);
   const std::string dev = "the device trace holds steps " + step_list(c.device_steps);
   if (c.markers == 0) {

@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "chakrashim/trace_schema.h"
+#include "check/step_match.h"
 #include "common/tool_schema.h"
 
 namespace chakrashim::tools::check {
@@ -134,6 +135,8 @@ void et_rules(const EtInput& in, RankFigures& figures, std::vector<Finding>& out
     if (rf_ids) what += (what.empty() ? "" : " and ") + plural(rf_ids, "repeated op rf_id");
     out.push_back({RuleId::et_duplicates, in.path + ": " + what + ", e.g. " + in.facts->duplicate_example()});
   }
+  if (const auto problem = step_order_problem(in.facts->profiler_steps()); !problem.empty())
+    out.push_back({RuleId::steps_profiler_step, in.path + ": ProfilerStep#N nodes by id " + problem});
 }
 
 }  // namespace chakrashim::tools::check

@@ -26,6 +26,25 @@ std::optional<std::uint64_t> step_of(const MarkerHit& hit, const std::vector<Ste
 
 }  // namespace
 
+std::string step_order_problem(const std::vector<std::uint64_t>& steps) {
+  bool ascending = true;
+  for (std::size_t i = 1; i < steps.size(); ++i) ascending = ascending && steps[i] > steps[i - 1];
+  if (ascending) return "";
+  std::vector<std::uint64_t> sorted = steps, repeated;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 1; i < sorted.size(); ++i)
+    if (sorted[i] == sorted[i - 1] && (repeated.empty() || repeated.back() != sorted[i])) repeated.push_back(sorted[i]);
+  // A few dozen numbers say enough; a damaged file may hold thousands.
+  constexpr std::size_t kShown = 24;
+  std::string out;
+  for (std::size_t i = 0; i < steps.size() && i < kShown; ++i) out += (i ? "," : "") + std::to_string(steps[i]);
+  if (steps.size() > kShown) out += ",... (" + std::to_string(steps.size()) + ")";
+  std::string dup;
+  for (std::size_t i = 0; i < repeated.size() && i < kShown; ++i) dup += (i ? "," : "") + std::to_string(repeated[i]);
+  if (repeated.size() > kShown) dup += ",...";
+  return out + (repeated.empty() ? ": out of order" : ": " + dup + " more than once");
+}
+
 StepComparison compare_steps(const std::vector<EtMarker>& markers,
                              const std::vector<MarkerHit>& hits,
                              const std::vector<StepEvent>& steps) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "check/device_facts.h"
@@ -22,6 +23,14 @@ struct StepComparison {
   // No marker joined at all: only the counts can be compared.
   bool by_count() const { return markers > 0 && markers_unjoined == markers; }
 };
+
+// The numbers of a file's ProfilerStep#N in their order (by start time in
+// the device trace, by node id in the ET): "" when each number appears
+// once and they ascend, else what is wrong ("3,4,5,6,3,4,5: 3,4,5 more
+// than once"). A job that runs its own torch.profiler has a ProfilerStep#N
+// of its own in each step, numbered from wherever its profiler started;
+// Chakra's linker and HTA then take the wrong spans for steps.
+std::string step_order_problem(const std::vector<std::uint64_t>& steps);
 
 StepComparison compare_steps(const std::vector<EtMarker>& markers,
                              const std::vector<MarkerHit>& hits,

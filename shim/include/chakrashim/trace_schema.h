@@ -40,6 +40,21 @@ inline constexpr std::string_view kArgs = "args";
 inline constexpr std::string_view kCatCpuOp = "cpu_op";
 inline constexpr std::string_view kCatUserAnnotation = "user_annotation";
 inline constexpr std::string_view kProfilerStepPrefix = "ProfilerStep#";
+// The job's own step records. torch.profiler's prof.step() opens a USER_SCOPE
+// record "ProfilerStep#N" every step, numbered by the job's profiler, not by
+// our window. Kept under that name they would stand beside our own
+// ProfilerStep#N (two per step, or interleaved numbers), and Chakra's
+// linker and HTA find steps by it: HTA takes names that start with
+// "ProfilerStep" (its step regex is anchored), so the writers put the
+// job's records, in both files, as "job:ProfilerStep#N". That keeps
+// "ProfilerStep" inside the name, which Chakra's linker tests with `in` to
+// leave step records out of its CPU ops, as it does torch's own.
+inline constexpr std::string_view kProfilerStepStem = "ProfilerStep";
+inline constexpr std::string_view kJobStepPrefix = "job:";
+// A name the job gave a record that HTA would take for a step.
+constexpr bool is_step_like_name(std::string_view name) {
+  return name.substr(0, kProfilerStepStem.size()) == kProfilerStepStem;
+}
 inline constexpr std::string_view kExternalId = "External id";
 inline constexpr std::string_view kRecordFunctionId = "Record function id";
 inline constexpr std::string_view kSequenceNumber = "Sequence number";

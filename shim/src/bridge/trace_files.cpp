@@ -1,6 +1,10 @@
 #include "bridge/trace_files.h"
 
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <set>
@@ -12,6 +16,7 @@
 #include "files/publish.h"
 #include "writers/json_validate.h"
 #include "writers/step_ranges.h"
+#include "writers/torch_et_steps.h"
 
 namespace chakrashim::bridge {
 
@@ -150,6 +155,54 @@ void write_native_et(WindowOutput& o, std::string& summary, std::vector<std::str
              " unreadable parts; those threads' later ops are missing from the ET");
 }
 
+// Feeds the file at `path` (our own .partial: never through a symlink)
+// through `renamer`; false if it could not be read.
+bool filter_file(const std::string& path, writers::TorchEtStepRenamer& renamer) {
+  struct Fd {
+    int fd;
+    ~Fd() {
+      if (fd >= 0) ::close(fd);
+    }
+  } file{::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC)};
+  if (file.fd < 0) return false;
+  std::string buffer(1 << 20, '\0');
+  for (;;) {
+    const ssize_t got = ::read(file.fd, buffer.data(), buffer.size());
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return false;
+    if (got == 0) break;
+    renamer.feed(std::string_view(buffer.data(), static_cast<std::size_t>(got)));
+  }
+  renamer.finish();
+  return true;
+}
+
+// torch's observer wrote the ET: its .partial is finalized as it is, unless
+// it holds the job's own step records (its torch.profiler's ProfilerStep#N,
+// torch_et_steps.h). Those are renamed as the native recorder and the device
+// trace name them, by one copy of the file; a scan first, since most jobs
+// run no profiler of their own. torch's file moves aside so that the copy is
+// written and published under the usual .partial name.
+files::PublishResult finalize_torch_et(const std::string& final_path, bool overwrite) {
+  const std::string partial = files::partial_path(final_path);
+  writers::TorchEtStepRenamer scan(nullptr);
+  if (!filter_file(partial, scan) || scan.renamed() == 0)
+    return files::finalize_partial(partial, final_path, writers::validate_et_file, overwrite);
+  const std::string torchs = final_path + ".torch.partial";
+  if (::rename(partial.c_str(), torchs.c_str()) != 0) {
+    log_warn("the job's own ProfilerStep#N records keep torch's name in the ET (cannot move " + partial +
+             " aside: " + std::string(std::strerror(errno)) + ")");
+    return files::finalize_partial(partial, final_path, writers::validate_et_file, overwrite);
+  }
+  const auto produce = [&](files::ByteSink& sink) {
+    writers::TorchEtStepRenamer renamer(&sink);
+    return filter_file(torchs, renamer);
+  };
+  auto r = files::publish_file(final_path, produce, writers::validate_et_file, overwrite);
+  ::unlink(torchs.c_str());
+  return r;
+}
+
 }  // namespace
 
 std::optional<files::Layout> prepare_outputs(const chakrashim_capture_config& c, bool host,
@@ -218,9 +271,7 @@ void write_window(WindowOutput& o) {
   if (o.host && o.et_native) {
     write_native_et(o, summary, failures);
   } else if (o.host) {
-    const std::string partial = files::partial_path(o.layout.host_path);
-    const auto r = files::finalize_partial(partial, o.layout.host_path,
-                                           writers::validate_et_file, o.overwrite);
+    const auto r = finalize_torch_et(o.layout.host_path, o.overwrite);
     if (r.ok) {
       summary += " ET " + o.layout.host_path;
     } else {

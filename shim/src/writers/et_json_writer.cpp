@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "chakrashim/trace_schema.h"
 #include "writers/et_records.h"
 #include "writers/json_emitter.h"
 
@@ -448,6 +449,9 @@ class Replay {
     o += "\n      {\n        \"id\": ";
     append_uint(o, n.id);
     o += ", \"name\": \"";
+    // The job's own ProfilerStep#N records, named as in the device trace
+    // (trace_schema.h), so both files name the record alike.
+    if (schema::is_step_like_name(n.name)) o += schema::kJobStepPrefix;
     append_escaped(o, n.name);
     o += "\", \"ctrl_deps\": ";
     append_uint(o, n.parent);

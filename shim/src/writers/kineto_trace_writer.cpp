@@ -69,7 +69,13 @@ void write_extra_args(JsonEmitter& json, const std::vector<std::pair<std::string
 
 void KinetoTraceWriter::host_span(const HostSpan& span) {
   const auto cat = span.category == HostCategory::cpu_op ? s::kCatCpuOp : s::kCatUserAnnotation;
-  span_head(cat, span.name, span.pid, span.tid, span.start_ns, span.end_ns);
+  // Only our steps are ProfilerStep#N; the job's own (its torch.profiler's)
+  // are renamed, as in the native ET (trace_schema.h).
+  if (s::is_step_like_name(span.name)) {
+    span_head(cat, std::string(s::kJobStepPrefix) + span.name, span.pid, span.tid, span.start_ns, span.end_ns);
+  } else {
+    span_head(cat, span.name, span.pid, span.tid, span.start_ns, span.end_ns);
+  }
   json_.key(s::kArgs).begin_object();
   json_.key(s::kExternalId).value(span.external_id);
   if (span.rf_id != 0) json_.key(s::kRecordFunctionId).value(span.rf_id);
