@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <memory>
 #include <set>
+#include <system_error>
 #include <unordered_map>
 
 #include "bridge/bridge_log.h"
@@ -263,27 +265,56 @@ void write_window(WindowOutput& o) {
             ". No incomplete file was left under a final name");
 }
 
+namespace {
+
+// write_window, with whatever it throws said in one line.
+void write_and_log(WindowOutput& out) {
+  try {
+    write_window(out);
+  } catch (const std::exception& e) {
+    log_error(std::string("writing the traces failed: ") + e.what());
+  } catch (...) {
+    log_error("writing the traces failed");
+  }
+}
+
+}  // namespace
+
 TraceWriterThread::~TraceWriterThread() {
   if (thread_.joinable()) thread_.detach();
 }
 
 void TraceWriterThread::start(WindowOutput output) {
+  // Shared with the thread: if no thread can be had, the output is still
+  // here to be written on this thread.
+  auto shared = std::make_shared<WindowOutput>(std::move(output));
   {
     std::lock_guard<std::mutex> lock(mutex_);
     ++running_;
   }
-  thread_ = std::thread([this, out = std::move(output)]() mutable {
-    try {
-      write_window(out);
-    } catch (const std::exception& e) {
-      log_error(std::string("writing the traces failed: ") + e.what());
-    } catch (...) {
-      log_error("writing the traces failed");
+  try {
+    thread_ = std::thread([this, shared]() mutable {
+      write_and_log(*shared);
+      std::lock_guard<std::mutex> lock(mutex_);
+      --running_;
+      done_cv_.notify_all();
+    });
+  } catch (const std::exception& e) {
+    // No thread (a pids-limited cgroup, RLIMIT_NPROC): left uncaught, this
+    // escaped disarm, and at exit an atexit handler, and the job died of
+    // SIGABRT with both files .partial. Writing here instead costs this
+    // thread the time the writer would have taken (bounded by
+    // CHAKRA_MAX_MEMORY), once, and leaves the files whole.
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      --running_;
+      done_cv_.notify_all();
     }
-    std::lock_guard<std::mutex> lock(mutex_);
-    --running_;
-    done_cv_.notify_all();
-  });
+    log_warn(std::string("cannot start the trace writer thread (") + e.what() +
+             "): the traces are written on this thread, now");
+    write_and_log(*shared);
+    return;
+  }
   // Detached so that exit never blocks on join or terminates on a joinable
   // thread; completion is signalled through done_cv_.
   thread_.detach();

@@ -40,8 +40,10 @@ bool TriggerWatch::start(Params params) {
             (params_.publisher ? ", and publishing the step there" : ""));
   try {
     std::thread([this] { run(); }).detach();
-  } catch (...) {
-    log_warn("cannot start the thread that looks for triggers: on-demand capture is off");
+  } catch (const std::exception& e) {
+    // CHAKRA_TRIGGER_SIGNAL needs no thread of ours: it still opens windows.
+    log_warn(std::string("cannot start the thread that looks for trigger files (") + e.what() +
+             "): `chakrashim trigger` does not reach this process");
     return false;
   }
   return true;
