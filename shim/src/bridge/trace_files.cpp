@@ -300,19 +300,19 @@ void TraceWriterThread::start(WindowOutput output) {
       done_cv_.notify_all();
     });
   } catch (const std::exception& e) {
-    // No thread (a pids-limited cgroup, RLIMIT_NPROC): left uncaught, this
-    // escaped disarm, and at exit an atexit handler, and the job died of
-    // SIGABRT with both files .partial. Writing here instead costs this
+    // No thread (a pids-limited cgroup, RLIMIT_NPROC). Left uncaught, this
+    // escaped disarm: in mid-run torch swallowed it in our callback (exit
+    // then waited CHAKRA_EXIT_TIMEOUT and both files stayed .partial); at
+    // exit it left an atexit handler (SIGABRT). Writing here instead costs this
     // thread the time the writer would have taken (bounded by
-    // CHAKRA_MAX_MEMORY), once, and leaves the files whole.
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      --running_;
-      done_cv_.notify_all();
-    }
+    // CHAKRA_MAX_MEMORY), once, and leaves the files whole. Counted as
+    // running until written: the signal relay's watcher waits for them.
     log_warn(std::string("cannot start the trace writer thread (") + e.what() +
              "): the traces are written on this thread, now");
     write_and_log(*shared);
+    std::lock_guard<std::mutex> lock(mutex_);
+    --running_;
+    done_cv_.notify_all();
     return;
   }
   // Detached so that exit never blocks on join or terminates on a joinable
