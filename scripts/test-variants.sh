@@ -72,7 +72,9 @@ asan_only="window:test_the_schedule_2_9_1_2 window:test_a_job_that_ends_before_e
 # reuse ids of the parent's, which TSan reports as "dup thread"); the CUPTI
 # collector (decode thread, the double's worker thread, launches on a user
 # thread); steps on one thread and ops on another; the native recorder with
-# user threads; the trigger watch thread (on demand, trigger files mid-run).
+# user threads, with a thread per op (buffers handed on at thread exit), and
+# its take racing a recording thread (unit EtRecorderTake, libtorch linked);
+# the trigger watch thread (on demand, trigger files mid-run).
 tsan_tests='^[A-Z]|^unit\.|^preload\.(runpath|inert)$|^e2e\.(window|signals|fork|cupti|threads_and_memory|et_recorder|on_demand)$'
 tsan_only="window:test_a_plain_loop_keeps_exactly window:test_the_schedule_2_9_1_2
   signals:test_sigterm_finalizes_the_files signals:test_sigterm_twice
@@ -84,12 +86,13 @@ tsan_only="window:test_a_plain_loop_keeps_exactly window:test_the_schedule_2_9_1
   cupti:test_kernels_and_memcpys_are_linked cupti:test_launches_on_a_user_thread
   cupti:test_the_buffer_cap_drops cupti:test_the_flush_signal_writes_the_gpu_records
   threads_and_memory:test_steps_on_a_non_main_thread threads_and_memory:test_the_cap_cuts
+  threads_and_memory:test_a_thread_per_op
   et_recorder:test_user_threads_give_a_valid_et et_recorder:test_forked_workers_leave
   on_demand:test_a_trigger_file_mid_run"
 san_targets=(chakrashim chakrashim_torch chakrashim_cli chakrashim_unit_tests chakra_runpath_host
              chakra_fixture_outer chakra_fixture_dep chakra_naive_wrapper chakra_thread_count
              chakrashim_cupti_decoder_tests chakra_fake_cupti chakra_fake_cupti_selftest
-             chakra_fake_cuda)
+             chakra_fake_cuda chakrashim_bridge_tests)
 
 # Configures (once) and builds DIR with the extra cmake args, then the targets.
 build() {

@@ -243,7 +243,19 @@ StartOutcome Collector::start(const CollectorConfig& config) {
     s.decoding = true;
     s.queue.clear();
   }
-  s.decode_thread = std::thread([&s] { decode_loop(s); });
+  try {
+    s.decode_thread = std::thread([&s] { decode_loop(s); });
+  } catch (const std::exception& e) {
+    // No thread (a pids-limited cgroup): left uncaught, this escaped arm.
+    // Nothing is enabled yet, so no buffer is queued.
+    {
+      std::lock_guard<std::mutex> q(s.queue_mutex);
+      s.decoding = false;
+    }
+    s.buffers.reset();
+    return {"failed", std::string("cannot start the thread that decodes CUPTI's buffers (") +
+                          e.what() + "); the device trace holds host ops only"};
+  }
   std::vector<CUpti_ActivityKind> kinds{CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
                                         CUPTI_ACTIVITY_KIND_RUNTIME,
                                         CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,

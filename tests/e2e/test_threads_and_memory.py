@@ -62,6 +62,29 @@ class MemoryCap(CaptureCase):
         self.assertEqual(cap.et_steps(), steps["captured"])
         self.assert_check_passes()
 
+    def test_a_thread_per_op_is_not_charged_a_chunk_per_thread(self):
+        # 4 window steps of 100 short-lived threads, one op each, one after
+        # another, under a 16 MiB cap. Each thread was charged an ET chunk
+        # (256 KiB) and a span chunk (~640 KB) that stayed until the
+        # window's end: the window was cut for memory within the first step
+        # (issue #34). A thread's buffers now go to the next thread.
+        for recorder in ("native", "torch"):
+            with self.subTest(recorder=recorder):
+                self.trace_dir = os.path.join(os.path.dirname(self.trace_dir), "traces-" + recorder)
+                r = run_job("thread_per_op.py", [6, 100],
+                            job_env(self.trace_dir, CHAKRA_START_STEP=1, CHAKRA_END_STEP=4,
+                                    CHAKRA_MAX_MEMORY="16M", CHAKRA_ET_RECORDER=recorder))
+                self.assert_ran(r)
+                self.assertNotIn("CHAKRA_MAX_MEMORY", r.stderr)
+                cap = self.assert_valid_capture([1, 2, 3, 4])
+                self.assertFalse(cap.meta["steps"]["cut_short"])
+                # Every side thread's op, in both files (the step's own ops
+                # may add a few aten::add of their own).
+                side = [e for e in cap.events if e.get("name") == "aten::add"]
+                self.assertGreaterEqual(len(side), 400)
+                self.assertEqual(len([n for n in cap.op_nodes() if n["name"] == "aten::add"]),
+                                 len(side))
+
     def test_peak_rss_stays_within_the_cap_plus_a_constant(self):
         # Measured as a difference from the same run without the shim. The
         # constant (README, Cost): 16 MiB, for the bridge and the writer.

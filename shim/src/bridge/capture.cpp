@@ -198,7 +198,8 @@ void Capture::on_hooks_registered() {
 }
 
 void Capture::note_backward() {
-  if (saw_backward_.exchange(true, std::memory_order_relaxed)) return;
+  // A forked child never touches torch's callback table (on_forked_child).
+  if (dead() || saw_backward_.exchange(true, std::memory_order_relaxed)) return;
   hooks_.try_again();
   // Its job is done: removed here, on whichever thread ran the backward
   // function (torch's callback table has its own lock; ours is not held).
@@ -738,6 +739,7 @@ void Capture::finalize_for_signal(int sig) {
 
 void Capture::on_forked_child() {
   dead_.store(true, std::memory_order_relaxed);
+  spans_.forget_in_forked_child();
   signals_.reset_in_forked_child();
   TriggerSignal::reset_in_forked_child();
   const int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
@@ -750,12 +752,11 @@ void Capture::on_forked_child() {
   }
   et_.silence_in_forked_child();
   EtRecorder::instance().silence_in_forked_child();
-  // Our own callbacks would return at once (dead), but torch would still do
-  // RecordFunction work on every op of the child for them.
-  if (op_span_handle_ != at::INVALID_CALLBACK_HANDLE) at::removeCallback(op_span_handle_);
-  if (step_handle_ != at::INVALID_CALLBACK_HANDLE) at::removeCallback(step_handle_);
-  if (const auto watch = backward_watch_.load(); watch != at::INVALID_CALLBACK_HANDLE)
-    at::removeCallback(watch);
+  // Our callbacks stay registered and return at once (dead_): removing
+  // them takes torch's callback-registry mutex, which another thread of the
+  // parent may have held at fork, and the child then hung here forever
+  // (issue #34). The cost is torch's RecordFunction work for them on the
+  // child's ops.
 }
 
 void Capture::start_device_collection() {

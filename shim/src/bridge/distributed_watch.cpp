@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "bridge/bridge_log.h"
 #include "bridge/python_query.h"
 
 namespace chakrashim::bridge {
@@ -17,22 +18,35 @@ void DistributedWatch::set_on_answer(std::function<void(const std::string&)> on_
 }
 
 void DistributedWatch::request() {
+  std::string no_thread;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (exiting_) return;
     ++requested_;
     stop_requested_ = false;
+    if (no_thread_) {
+      answered_ = requested_;  // nobody will answer
+      return;
+    }
     if (!running_) {
       try {
         // Detached: it may be blocked in Python (waiting for the GIL) when
         // the process exits, and exit must never wait for it.
         std::thread([this] { run(); }).detach();
         running_ = true;
-      } catch (...) {
-        answered_ = requested_;  // nobody will answer
-        return;
+      } catch (const std::exception& e) {
+        // No thread (a pids-limited cgroup): given up for the process,
+        // said once, not tried again at every step.
+        no_thread_ = true;
+        answered_ = requested_;
+        no_thread = e.what();
       }
     }
+  }
+  if (!no_thread.empty()) {
+    log_warn("cannot start the thread that asks torch.distributed for its process groups (" +
+             no_thread + "): this process's traces leave them out");
+    return;
   }
   cv_.notify_all();
 }

@@ -52,6 +52,7 @@ class DistributedWatch {
   bool running_ = false;
   bool stop_requested_ = false;
   bool exiting_ = false;
+  bool no_thread_ = false;  // a thread could not be started: never asked again
 };
 
 }  // namespace chakrashim::bridge

@@ -140,7 +140,9 @@ struct EtRecorder::ThreadBuffer {
   std::mutex mutex;
   EtThreadRecords records;
   std::vector<std::uint8_t> scratch;  // one record, built before it is committed
-  std::uint64_t generation = 0;       // of the caches below
+  // The caches below index records.strings: take() empties it and sets
+  // this, under `mutex`, so that the next record starts them over.
+  bool caches_stale = false;
 
   // Interned strings: text -> index into records.strings.
   std::unordered_map<std::string, std::uint32_t> index;
@@ -170,8 +172,8 @@ struct EtRecorder::ThreadBuffer {
 
   std::uint64_t new_bytes = 0;  // strings interned since the last charge
 
-  void reset_caches(std::uint64_t gen) {
-    generation = gen;
+  void reset_caches() {
+    caches_stale = false;
     index.clear();
     for (auto& s : slots) s = OpSlot{};
     ops.clear();
@@ -335,16 +337,38 @@ EtRecorder& EtRecorder::instance() {
   return *recorder;
 }
 
-EtRecorder::ThreadBuffer& EtRecorder::local() {
-  thread_local std::shared_ptr<ThreadBuffer> buffer;
-  if (!buffer) {
-    buffer = std::make_shared<ThreadBuffer>();
-    // One record's worth, once: encoding then never reallocates.
-    buffer->scratch.reserve(16384);
-    std::lock_guard<std::mutex> lock(registry_mutex_);
-    buffers_.push_back(buffer);
+// The calling thread's hold on its buffer; hands it back at thread exit.
+struct EtRecorder::Lease {
+  std::shared_ptr<ThreadBuffer> buffer;
+  ~Lease() {
+    if (buffer) EtRecorder::instance().release(std::move(buffer));
   }
-  return *buffer;
+};
+
+EtRecorder::ThreadBuffer& EtRecorder::local() {
+  thread_local Lease lease;
+  if (!lease.buffer) {
+    std::lock_guard<std::mutex> lock(registry_mutex_);
+    if (!free_.empty()) {
+      lease.buffer = std::move(free_.back());
+      free_.pop_back();
+    } else {
+      auto buffer = std::make_shared<ThreadBuffer>();
+      // One record's worth, once: encoding then never reallocates.
+      buffer->scratch.reserve(16384);
+      buffers_.push_back(buffer);
+      lease.buffer = std::move(buffer);
+    }
+  }
+  return *lease.buffer;
+}
+
+void EtRecorder::release(std::shared_ptr<ThreadBuffer> buffer) {
+  // In a forked child the registry's mutex may have been held at fork: the
+  // buffer is only dropped (buffers_ still holds it).
+  if (dead_.load(std::memory_order_relaxed)) return;
+  std::lock_guard<std::mutex> lock(registry_mutex_);
+  free_.push_back(std::move(buffer));
 }
 
 void EtRecorder::set_after_end(void (*after_end)(const at::RecordFunction&)) {
@@ -393,22 +417,27 @@ void EtRecorder::remove() {
 EtRecords EtRecorder::take() {
   EtRecords out;
   out.header = header_;
-  generation_.fetch_add(1);
   std::lock_guard<std::mutex> lock(registry_mutex_);
   for (const auto& b : buffers_) {
+    // The strings and the caches that index them are cleared together,
+    // under the buffer's lock. A process-wide generation bumped before
+    // the buffers were locked let a thread that recorded in between start
+    // its caches over into strings then taken, and index the emptied
+    // vector in the next window (issue #34).
     std::lock_guard<std::mutex> inner(b->mutex);
     if (!b->records.chunks.empty()) out.threads.push_back(std::move(b->records));
     b->records = {};
+    b->caches_stale = true;
   }
   return out;
 }
 
 void EtRecorder::silence_in_forked_child() {
+  // Flags only (async-signal-safe): both callbacks return at once from
+  // now on. at::removeCallback here took torch's callback-registry mutex,
+  // and a child forked while another parent thread held it hung forever.
   dead_.store(true, std::memory_order_relaxed);
   enabled_.store(false, std::memory_order_relaxed);
-  if (start_handle_ != at::INVALID_CALLBACK_HANDLE) at::removeCallback(start_handle_);
-  const at::CallbackHandle end = end_handle_.load(std::memory_order_relaxed);
-  if (end != at::INVALID_CALLBACK_HANDLE) at::removeCallback(end);
 }
 
 bool EtRecorder::commit(ThreadBuffer& b) {
@@ -433,8 +462,7 @@ void EtRecorder::record_start(const at::RecordFunction& fn) {
   if (budget_ && budget_->exhausted()) return;
   ThreadBuffer& b = local();
   std::lock_guard<std::mutex> lock(b.mutex);
-  const std::uint64_t gen = generation_.load(std::memory_order_relaxed);
-  if (b.generation != gen) b.reset_caches(gen);
+  if (b.caches_stale) b.reset_caches();
   b.scratch.clear();
   et::Encoder e(b.scratch);
   try {
@@ -495,8 +523,7 @@ void EtRecorder::record_end(const at::RecordFunction& fn) {
   if (budget_ && budget_->exhausted()) return;
   ThreadBuffer& b = local();
   std::lock_guard<std::mutex> lock(b.mutex);
-  const std::uint64_t gen = generation_.load(std::memory_order_relaxed);
-  if (b.generation != gen) b.reset_caches(gen);
+  if (b.caches_stale) b.reset_caches();
   b.scratch.clear();
   et::Encoder e(b.scratch);
   try {

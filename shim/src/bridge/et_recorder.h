@@ -96,8 +96,8 @@ class EtRecorder {
   // Moves every thread's records out, with the header (after remove()).
   EtRecords take();
   // In a forked child: never record again, never touch a buffer (another
-  // thread of the parent may have held its mutex at fork). Flags only,
-  // and torch's callback table.
+  // thread of the parent may have held its mutex at fork), never touch
+  // torch's callback table (its mutex, likewise). Flags only.
   void silence_in_forked_child();
   // Records the budget refused (the window was cut for memory).
   std::uint64_t records_refused() const { return refused_.load(); }
@@ -108,7 +108,11 @@ class EtRecorder {
 
  private:
   struct ThreadBuffer;
+  struct Lease;
   ThreadBuffer& local();
+  // A recording thread ends: its buffer, records and all, goes to the next
+  // thread that records (Lease's destructor).
+  void release(std::shared_ptr<ThreadBuffer> buffer);
   // Appends the thread's scratch record; false if the budget refused.
   bool commit(ThreadBuffer& b);
 
@@ -121,7 +125,12 @@ class EtRecorder {
   std::atomic<at::CallbackHandle> end_handle_{at::INVALID_CALLBACK_HANDLE};
   std::mutex registry_mutex_;
   std::vector<std::shared_ptr<ThreadBuffer>> buffers_;
-  std::atomic<std::uint64_t> generation_{1};  // bumped by take(): caches start over
+  // Buffers of threads that ended, for the next new thread: a job that
+  // runs each op on a thread of its own was charged a 256 KiB chunk per
+  // thread, never released, and its 16 MiB window was cut after 215 ops.
+  // Each op's records carry their thread's id, so one buffer may hold the
+  // records of several threads, one after another.
+  std::vector<std::shared_ptr<ThreadBuffer>> free_;
   writers::EtHeader header_;
 };
 

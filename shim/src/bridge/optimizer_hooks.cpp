@@ -81,7 +81,7 @@ void OptimizerHooks::start(Callbacks callbacks) {
 }
 
 void OptimizerHooks::try_again() {
-  if (!g_hooks || active() || callbacks_.give_up()) return;
+  if (!g_hooks || active() || no_thread_.load() || callbacks_.give_up()) return;
   if (running_.exchange(true)) {
     ::sem_post(&wakeup_);
     return;
@@ -91,8 +91,13 @@ void OptimizerHooks::try_again() {
     // or when the process is a forked child or exiting. It may be waiting
     // for the GIL when the process exits, and exit must never wait for it.
     std::thread([this] { registrar(); }).detach();
-  } catch (...) {
+  } catch (const std::exception& e) {
+    // No thread (a pids-limited cgroup): given up, said once, not tried
+    // again at every step end.
+    no_thread_.store(true);
     running_.store(false);
+    log_info(std::string("cannot start the thread that installs the optimizer-step hooks (") +
+             e.what() + "): steps stay counted by the RecordFunction callback");
   }
 }
 

@@ -64,6 +64,7 @@ class OptimizerHooks {
   std::atomic<bool> started_{false};
   std::atomic<bool> active_{false};
   std::atomic<bool> running_{false};  // a registering thread is alive
+  std::atomic<bool> no_thread_{false};  // one could not be started: never tried again
   sem_t wakeup_;                      // try_again's wake-up (sem_post never blocks)
 };
 

@@ -1,6 +1,7 @@
 #include "bridge/span_store.h"
 
 #include <cstring>
+#include <memory>
 
 namespace chakrashim::bridge {
 
@@ -19,17 +20,43 @@ HostSpan ThreadSpans::expand(const CompactSpan& s) const {
   return h;
 }
 
+namespace {
+
+// The calling thread's hold on its buffer; hands it back at thread exit.
+struct Lease {
+  SpanStore* store = nullptr;
+  std::shared_ptr<SpanStore::ThreadBuffer> buffer;
+  ~Lease() {
+    if (buffer) store->release(std::move(buffer));
+  }
+};
+
+}  // namespace
+
 SpanStore::ThreadBuffer* SpanStore::local() {
   // One SpanStore exists per process (Capture owns it), so a thread_local
   // pointer to this thread's buffer is enough. The registry shares it, so
   // that a thread that ended before disarm still has its spans taken.
-  thread_local std::shared_ptr<ThreadBuffer> buffer;
-  if (!buffer) {
-    buffer = std::make_shared<ThreadBuffer>();
+  thread_local Lease lease;
+  if (!lease.buffer) {
     std::lock_guard<std::mutex> lock(registry_mutex_);
-    buffers_.push_back(buffer);
+    lease.store = this;
+    if (!free_.empty()) {
+      lease.buffer = std::move(free_.back());
+      free_.pop_back();
+    } else {
+      lease.buffer = std::make_shared<ThreadBuffer>();
+      buffers_.push_back(lease.buffer);
+    }
   }
-  return buffer.get();
+  return lease.buffer.get();
+}
+
+void SpanStore::release(std::shared_ptr<ThreadBuffer> buffer) {
+  // In a forked child the registry's mutex may have been held at fork.
+  if (forked_.load(std::memory_order_relaxed)) return;
+  std::lock_guard<std::mutex> lock(registry_mutex_);
+  free_.push_back(std::move(buffer));
 }
 
 const std::string* SpanStore::ThreadBuffer::intern(const char* name, std::uint64_t& new_bytes) {

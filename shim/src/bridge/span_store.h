@@ -106,7 +106,14 @@ class SpanStore {
   bool add(const SpanRecord& span) { return add(*local(), span); }
   // Moves every thread's spans out. Thread-safe.
   std::vector<ThreadSpans> take_all();
-  // Threads that recorded spans (ever). Thread-safe.
+  // A thread that recorded ends: its buffer, spans and all, goes to the
+  // next thread that records. Called at thread exit. Thread-safe.
+  void release(std::shared_ptr<ThreadBuffer> buffer);
+  // In a forked child: release() never takes the registry's mutex (another
+  // thread of the parent may have held it at fork). A flag only.
+  void forget_in_forked_child() { forked_.store(true, std::memory_order_relaxed); }
+  // Buffers that recorded spans (ever): more than one if another thread
+  // ever ran ops beside the first. Thread-safe.
   std::size_t threads() {
     std::lock_guard<std::mutex> lock(registry_mutex_);
     return buffers_.size();
@@ -137,6 +144,13 @@ class SpanStore {
   // Buffers outlive their threads: a thread that ended before disarm still
   // has its spans taken.
   std::vector<std::shared_ptr<ThreadBuffer>> buffers_;
+  // Buffers of threads that ended, for the next new thread: a job that ran
+  // each op on a thread of its own was charged a chunk (~640 KB) per
+  // thread until disarm, and its window was cut for memory after a few
+  // dozen ops (issue #34). Every span carries its thread's id, so one
+  // buffer may hold the spans of several threads, one after another.
+  std::vector<std::shared_ptr<ThreadBuffer>> free_;
+  std::atomic<bool> forked_{false};
   MemoryBudget* budget_ = nullptr;
 };
 

@@ -7,7 +7,9 @@
 #include <cstring>
 
 #include <algorithm>
+#include <memory>
 #include <set>
+#include <system_error>
 #include <unordered_map>
 
 #include "bridge/bridge_log.h"
@@ -314,27 +316,56 @@ void write_window(WindowOutput& o) {
             ". No incomplete file was left under a final name");
 }
 
+namespace {
+
+// write_window, with whatever it throws said in one line.
+void write_and_log(WindowOutput& out) {
+  try {
+    write_window(out);
+  } catch (const std::exception& e) {
+    log_error(std::string("writing the traces failed: ") + e.what());
+  } catch (...) {
+    log_error("writing the traces failed");
+  }
+}
+
+}  // namespace
+
 TraceWriterThread::~TraceWriterThread() {
   if (thread_.joinable()) thread_.detach();
 }
 
 void TraceWriterThread::start(WindowOutput output) {
+  // Shared with the thread: if no thread can be had, the output is still
+  // here to be written on this thread.
+  auto shared = std::make_shared<WindowOutput>(std::move(output));
   {
     std::lock_guard<std::mutex> lock(mutex_);
     ++running_;
   }
-  thread_ = std::thread([this, out = std::move(output)]() mutable {
-    try {
-      write_window(out);
-    } catch (const std::exception& e) {
-      log_error(std::string("writing the traces failed: ") + e.what());
-    } catch (...) {
-      log_error("writing the traces failed");
-    }
+  try {
+    thread_ = std::thread([this, shared]() mutable {
+      write_and_log(*shared);
+      std::lock_guard<std::mutex> lock(mutex_);
+      --running_;
+      done_cv_.notify_all();
+    });
+  } catch (const std::exception& e) {
+    // No thread (a pids-limited cgroup, RLIMIT_NPROC). Left uncaught, this
+    // escaped disarm: in mid-run torch swallowed it in our callback (exit
+    // then waited CHAKRA_EXIT_TIMEOUT and both files stayed .partial); at
+    // exit it left an atexit handler (SIGABRT). Writing here instead costs this
+    // thread the time the writer would have taken (bounded by
+    // CHAKRA_MAX_MEMORY), once, and leaves the files whole. Counted as
+    // running until written: the signal relay's watcher waits for them.
+    log_warn(std::string("cannot start the trace writer thread (") + e.what() +
+             "): the traces are written on this thread, now");
+    write_and_log(*shared);
     std::lock_guard<std::mutex> lock(mutex_);
     --running_;
     done_cv_.notify_all();
-  });
+    return;
+  }
   // Detached so that exit never blocks on join or terminates on a joinable
   // thread; completion is signalled through done_cv_.
   thread_.detach();

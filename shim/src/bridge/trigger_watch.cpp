@@ -40,9 +40,16 @@ bool TriggerWatch::start(Params params) {
             " once a second" + (params_.publisher ? ", and publishing the step there" : ""));
   try {
     std::thread([this] { run(); }).detach();
-  } catch (...) {
-    started_.store(false, std::memory_order_release);
-    log_warn("cannot start the thread that looks for triggers: on-demand capture is off");
+  } catch (const std::exception& e) {
+    // CHAKRA_TRIGGER_SIGNAL needs no thread of ours: it still opens windows.
+    // started_ stays set, so no step asks again; with no thread, nothing is
+    // left for the exit to wait for.
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      finished_ = true;
+    }
+    log_warn(std::string("cannot start the thread that looks for trigger files (") + e.what() +
+             "): `chakrashim trigger` does not reach this process");
     return false;
   }
   return true;
