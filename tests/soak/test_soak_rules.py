@@ -89,6 +89,66 @@ class WindowsDone(unittest.TestCase):
         self.assertEqual(soak.capture_root(os.path.join("step-x", "0_chakra", "rank-0.json")), "")
 
 
+class Verdict(unittest.TestCase):
+    """Whom a run that ended unlike its twin blames (seed 90225): runs no
+    job; `execute` is replaced by one that says how each run ended."""
+
+    def setUp(self):
+        self.real_execute = soak.execute
+        soak.execute = self.execute
+        self.twin_ends = []  # the exit status of each run without the shim, in turn
+        self.twin_runs = 0
+        self.stray = False  # the run under the shim leaves a file in its working folder
+        self.out = "rank 0 step 0 loss 1.0\nrank 1 step 0 loss 1.0\n"
+
+    def tearDown(self):
+        soak.execute = self.real_execute
+
+    def execute(self, cmd, env, cwd, bound):
+        if "CHAKRA_PROFILE" not in env:
+            self.twin_runs += 1
+            rc = self.twin_ends.pop(0) if self.twin_ends else 0
+        else:
+            rc = 1  # rank 1 aborted: torchrun exits 1
+            if self.stray:
+                open(os.path.join(cwd, "core"), "w").close()
+        err = "terminate called without an active exception\n" if rc else ""
+        return soak.Result(rc, self.out, err, 1.0)
+
+    def scenario(self):
+        s = soak.draw(90225)
+        self.assertEqual((s["kind"], s["fault"], s["dir_fault"], s["windows"]),
+                         ("ddp2", "usr1", "none", "fixed"))
+        return s
+
+    def test_a_job_that_fails_sometimes_without_the_shim_is_not_blamed_on_it(self):
+        # The first run without the shim passed; its third rerun aborts as
+        # the run under the shim did.
+        self.twin_ends = [0, 0, 0, 1]
+        s = self.scenario()
+        self.assertEqual(soak.Soak().run(s), [])
+        self.assertEqual(s.get("verdict"), "also fails without the shim")
+        self.assertEqual(self.twin_runs, 4)
+
+    def test_a_job_that_never_fails_without_the_shim_blames_it_after_the_reruns(self):
+        s = self.scenario()
+        fails = soak.Soak().run(s)
+        self.assertTrue(fails and fails[0].startswith("exit status 1, without the shim 0"), fails)
+        self.assertIn("ran 10 more times: none ended as this run did", fails[0])
+        self.assertEqual(soak.signature(fails), "exit status 1, without the shim 0")
+        self.assertNotIn("verdict", s)
+        self.assertEqual(self.twin_runs, 1 + soak.TWIN_RERUNS)
+
+    def test_other_findings_are_the_shims_whatever_the_twin_does(self):
+        # A stray file beside the exit status: no rerun excuses that.
+        self.stray, self.twin_ends = True, [0, 1]
+        s = self.scenario()
+        fails = soak.Soak().run(s)
+        self.assertIn("stray files outside the trace folder", soak.signature(fails))
+        self.assertNotIn("verdict", s)
+        self.assertEqual(self.twin_runs, 1)
+
+
 class Leftovers(unittest.TestCase):
     def test_multiprocessing_listeners_are_not_judged_after_os_exit_or_sigkill(self):
         name = os.path.join("pymp-onuh13s2", "listener-qxs46n3r")

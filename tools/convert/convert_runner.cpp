@@ -6,15 +6,16 @@
 #include <filesystem>
 #include <regex>
 #include <system_error>
-#include <thread>
 
 #include "common/capture_scan.h"
 #include "common/chunk_pipe.h"
+#include "common/joining_thread.h"
 #include "common/rank_pool.h"
 #include "common/rank_totals.h"
 #include "convert/et_encoding.h"
 #include "convert/et_file_writer.h"
 #include "convert/et_plus_reader.h"
+#include "convert/link_steps.h"
 #include "convert/linked_join.h"
 #include "convert/node_rules.h"
 #include "files/publish.h"
@@ -71,17 +72,21 @@ bool plan_linked_folder(const fs::path& folder, const std::string& prefix, Conve
   return true;
 }
 
-// The text path: link writes the ET+ file and, through a pipe, this rank's
-// reader on a second thread, so that the two steps overlap.
-void link_then_read(const ConvertJob& job, EtPlusRead& read, ConvertResult& out) {
+}  // namespace
+
+void link_then_read(const ConvertJob& job, EtPlusRead& read, ConvertResult& out, const LinkStep& link_rank) {
   ChunkPipe pipe;
-  std::thread reader([&] {
-    read = read_et_plus(pipe.source());
-    pipe.abandon();
-  });
+  // Should link throw, the reader, waiting for the rest of the ET+, is told
+  // that no more comes (abandon: it reads an end), then joined.
+  JoiningThread reader(
+      [&] {
+        read = read_et_plus(pipe.source());
+        pipe.abandon();
+      },
+      [&] { pipe.abandon(); });
   link::RankJob link_job = *job.link_first;
   link_job.tee = &pipe.sink();
-  const link::RankResult linked = link::link_rank(link_job);
+  const link::RankResult linked = link_rank(link_job);
   pipe.close();
   reader.join();
   out.linked = true;
@@ -90,15 +95,13 @@ void link_then_read(const ConvertJob& job, EtPlusRead& read, ConvertResult& out)
   if (!linked.ok) out.error = "link: " + linked.error;
 }
 
-// The in-memory path (linked_join.h): convert's reader reads the plain ET on
-// a second thread while link reads both files and joins them; no ET+ is
-// written or parsed. False, with out.error empty, where the join leaves the
-// decision to the text path; false with out.error set when link failed.
-bool join_in_memory(const ConvertJob& job, NodeEncoder& encoder, EtPlusRead& read, ConvertResult& out) {
+bool join_in_memory(const ConvertJob& job, NodeEncoder& encoder, EtPlusRead& read, ConvertResult& out,
+                    const PlanStep& plan_rank) {
   const link::RankJob& link_job = *job.link_first;
   HostEtRead host;
-  std::thread reader([&] { host = read_host_et(link_job.host_path); });
-  link::RankPlan planned = link::plan_rank(link_job);
+  // Reads a file: should plan throw, the reader ends by itself, and is joined.
+  JoiningThread reader([&] { host = read_host_et(link_job.host_path); });
+  link::RankPlan planned = plan_rank(link_job);
   reader.join();
   if (!planned.result.ok) {
     out.linked = true;
@@ -117,8 +120,6 @@ bool join_in_memory(const ConvertJob& job, NodeEncoder& encoder, EtPlusRead& rea
   read.trace = std::move(*joined);
   return true;
 }
-
-}  // namespace
 
 ConvertResult convert_one(const ConvertJob& job, std::atomic<std::uint64_t>* progress) {
   const auto start = std::chrono::steady_clock::now();

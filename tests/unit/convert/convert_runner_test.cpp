@@ -4,6 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <new>
+
+#include "convert/link_steps.h"
+#include "files/byte_sink.h"
+
 namespace chakrashim::tools::convert {
 namespace {
 
@@ -48,6 +53,34 @@ TEST(ConvertSummary, SaysHowTheRankWasLinked) {
   EXPECT_EQ(summary_line(r),
             "rank 4: linked -> /t/0_linked/rank-4.json (0.25 s), 22 nodes (2 collectives, 0 sends, 0 receives) -> "
             "/t/0_et/rank.4.et (0.50 s)");
+}
+
+// Issue #34: a link step that throws while the rank's reader runs beside it.
+// The reader is joined (told first, on the text path, that no more ET+
+// comes) and the exception reaches the caller; with a std::thread there,
+// its destructor called std::terminate and ended the CLI.
+TEST(ConvertLinkSteps, ALinkThatThrowsJoinsTheReaderOfItsPipe) {
+  const ConvertJob job{0, "/nonexistent/0_linked/rank-0.json", "/nonexistent/0_et/rank.0.et", link::RankJob{}};
+  EtPlusRead read;
+  ConvertResult out;
+  const auto throws = [](const link::RankJob& j) -> link::RankResult {
+    j.tee->write(R"({"schema": "1.1.1-chakra.0.0.4", "pid": 7, "nodes": [)");  // the reader waits for more
+    throw std::bad_alloc();
+  };
+  EXPECT_THROW(link_then_read(job, read, out, throws), std::bad_alloc);
+  EXPECT_FALSE(read.ok);  // the reader came to its input's end: an ET+ cut short
+  EXPECT_FALSE(out.linked);
+}
+
+TEST(ConvertLinkSteps, APlanThatThrowsJoinsTheReaderOfTheHostEt) {
+  ConvertJob job{0, "", "/nonexistent/0_et/rank.0.et", link::RankJob{}};
+  job.link_first->host_path = "/nonexistent/0_chakra/rank-0.json";
+  NodeEncoder encoder;
+  EtPlusRead read;
+  ConvertResult out;
+  const auto throws = [](const link::RankJob&) -> link::RankPlan { throw std::bad_alloc(); };
+  EXPECT_THROW(join_in_memory(job, encoder, read, out, throws), std::bad_alloc);
+  EXPECT_FALSE(out.linked);
 }
 
 }  // namespace
