@@ -1,7 +1,11 @@
 #include "bridge/distributed_watch.h"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <thread>
 
+#include "bridge/bridge_log.h"
 #include "bridge/python_query.h"
 
 namespace chakrashim::bridge {
@@ -43,6 +47,11 @@ std::optional<std::string> DistributedWatch::latest() {
 }
 
 bool DistributedWatch::wait_answered(std::chrono::milliseconds limit) {
+  // Which thread waits (tests/e2e/test_window_end.py: never the training
+  // thread, issue #34). Said before the lock: logging never runs under it.
+  log_debug("waiting up to " + std::to_string(limit.count()) +
+            " ms for torch.distributed's state on thread " + std::to_string(::syscall(SYS_gettid)) +
+            " of process " + std::to_string(::getpid()));
   std::unique_lock<std::mutex> lock(mutex_);
   const std::uint64_t target = requested_;
   return cv_.wait_for(lock, limit, [&] { return answered_ >= target || exiting_; });
