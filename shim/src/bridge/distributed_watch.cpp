@@ -3,6 +3,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "bridge/bridge_log.h"
@@ -25,20 +26,41 @@ void DistributedWatch::request() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (exiting_) return;
     ++requested_;
-    stop_requested_ = false;
-    if (!running_) {
-      try {
-        // Detached: it may be blocked in Python (waiting for the GIL) when
-        // the process exits, and exit must never wait for it.
-        std::thread([this] { run(); }).detach();
-        running_ = true;
-      } catch (...) {
-        answered_ = requested_;  // nobody will answer
-        return;
-      }
-    }
+    if (!start_locked()) return;
   }
   cv_.notify_all();
+}
+
+void DistributedWatch::replay() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (exiting_ || !latest_) return;
+    replay_ = true;
+    if (!start_locked()) return;
+  }
+  cv_.notify_all();
+}
+
+bool DistributedWatch::start_locked() {
+  stop_requested_ = false;
+  finish_ = false;
+  if (running_) return true;
+  try {
+    // Detached: it may be blocked in Python (waiting for the GIL) when
+    // the process exits, and exit must never wait for it.
+    std::thread([this] { run(); }).detach();
+    running_ = true;
+    return true;
+  } catch (...) {
+    answered_ = requested_;  // nobody will answer
+    replay_ = false;
+    return false;
+  }
+}
+
+bool DistributedWatch::ever_answered() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return ever_answered_;
 }
 
 std::optional<std::string> DistributedWatch::latest() {
@@ -65,6 +87,14 @@ void DistributedWatch::stop() {
   cv_.notify_all();
 }
 
+void DistributedWatch::finish() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    finish_ = true;
+  }
+  cv_.notify_all();
+}
+
 void DistributedWatch::stop_for_exit() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -76,21 +106,43 @@ void DistributedWatch::stop_for_exit() {
 void DistributedWatch::run() {
   for (;;) {
     std::uint64_t target = 0;
+    std::optional<std::string> replay;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      cv_.wait(lock, [&] { return exiting_ || stop_requested_ || requested_ > answered_; });
+      const auto ends = [&] { return exiting_ || stop_requested_ || (finish_ && requested_ <= answered_); };
+      cv_.wait(lock, [&] { return ends() || replay_ || requested_ > answered_; });
       // At most one question a second (each takes the GIL from the job): the
-      // first of a window at once, later ones a second after the last.
-      if (!exiting_ && !stop_requested_ && last_answer_ != Clock::time_point{})
-        cv_.wait_until(lock, last_answer_ + kMinInterval, [&] { return exiting_ || stop_requested_; });
+      // first of a window at once, later ones a second after the last; a
+      // finishing window's question at once (the writer waits for it).
+      if (!ends() && !replay_ && !finish_ && last_answer_ != Clock::time_point{})
+        cv_.wait_until(lock, last_answer_ + kMinInterval,
+                       [&] { return ends() || replay_ || finish_; });
       // The window ended (what it still asked is dropped), or the process exits.
-      if (exiting_ || stop_requested_ || requested_ <= answered_) {
+      if (ends()) {
         answered_ = requested_;
         running_ = false;
+        replay_ = false;
+        finish_ = false;
         cv_.notify_all();
         return;
       }
-      target = requested_;
+      if (replay_) {
+        replay_ = false;
+        replay = latest_;
+      } else if (requested_ > answered_) {
+        target = requested_;
+      } else {
+        continue;  // woken early by finish(), nothing asked
+      }
+    }
+    if (replay) {
+      std::function<void(const std::string&)> on_answer;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        on_answer = on_answer_;
+      }
+      if (on_answer) on_answer(*replay);
+      continue;
     }
     // No lock of ours is held while Python runs.
     std::optional<std::string> answer = distributed_info_json();
@@ -98,13 +150,14 @@ void DistributedWatch::run() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       last_answer_ = Clock::now();
+      ever_answered_ = true;
       if (answer) latest_ = answer;
       on_answer = on_answer_;
     }
     if (answer && on_answer) on_answer(*answer);
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      answered_ = target;
+      answered_ = std::max(answered_, target);
     }
     cv_.notify_all();
   }
