@@ -164,7 +164,17 @@ void Capture::count_user_record(const char* name) {
     optimizer_records_seen_.fetch_add(1, std::memory_order_relaxed);
 }
 
+void Capture::wait_if_ending() {
+  // A SIGTERM/SIGINT is recorded and not yet delivered: the relay delivers
+  // it once the files are written, and the job ends of it. Without us it
+  // would have ended at once; training on meanwhile would starve the writer,
+  // which runs at SCHED_IDLE, past CHAKRA_EXIT_TIMEOUT on a busy machine.
+  // One atomic load a step otherwise.
+  if (SignalRelay::terminating_recorded()) wait_for_writer();
+}
+
 void Capture::on_step_end(const at::RecordFunction& fn) {
+  wait_if_ending();
   markers_seen_.fetch_add(1, std::memory_order_relaxed);
   step_end_locked(fn);
   if (!hooks_.active()) hooks_.try_again();  // no step is open on this thread now
@@ -172,6 +182,7 @@ void Capture::on_step_end(const at::RecordFunction& fn) {
 
 void Capture::on_hook_step_end() {
   if (dead() || rf_counting_.load()) return;
+  wait_if_ending();
   markers_seen_.fetch_add(1, std::memory_order_relaxed);
   CaptureLock lock(mutex_);
   if (!window_ || exiting_.load()) return;

@@ -167,6 +167,9 @@ class Capture {
   DeviceCapture stop_device_collection();
   // Waits for the background writer within CHAKRA_EXIT_TIMEOUT; one line if not.
   void wait_for_writer();
+  // At a step end, holding no lock of ours: waits for the writer while a
+  // terminating signal waits for the files to be delivered.
+  void wait_if_ending();
 
   // --- windows after the first (window_plan.h, docs/on-demand.md) ---
   // mutex_ held, at each step end before the window sees it (on demand):

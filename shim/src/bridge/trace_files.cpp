@@ -340,11 +340,32 @@ TraceWriterThread::~TraceWriterThread() {
 }
 
 void TraceWriterThread::start(WindowOutput output) {
+  std::uint64_t ticket = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     ++running_;
+    ticket = next_ticket_++;
   }
-  thread_ = std::thread([this, out = std::move(output)]() mutable {
+  // A thread that cannot start must not hold the later windows' turn.
+  struct ReleaseTurnIfNotStarted {
+    TraceWriterThread& w;
+    bool started = false;
+    ~ReleaseTurnIfNotStarted() {
+      if (started) return;
+      std::lock_guard<std::mutex> lock(w.mutex_);
+      --w.running_;
+      ++w.written_;
+      w.done_cv_.notify_all();
+    }
+  } turn{*this};
+  thread_ = std::thread([this, ticket, out = std::move(output)]() mutable {
+    {
+      // One window after the other, in order (their summary lines too): a
+      // window may end while the last one's writer, at the lowest priority,
+      // still runs.
+      std::unique_lock<std::mutex> lock(mutex_);
+      done_cv_.wait(lock, [&] { return written_ >= ticket; });
+    }
     try {
       lower_writer_priority();
       write_window(out);
@@ -355,8 +376,10 @@ void TraceWriterThread::start(WindowOutput output) {
     }
     std::lock_guard<std::mutex> lock(mutex_);
     --running_;
+    ++written_;
     done_cv_.notify_all();
   });
+  turn.started = true;
   // Detached so that exit never blocks on join or terminates on a joinable
   // thread; completion is signalled through done_cv_.
   thread_.detach();

@@ -83,6 +83,8 @@ class TraceWriterThread {
   std::mutex mutex_;
   std::condition_variable done_cv_;
   int running_ = 0;  // windows being written
+  std::uint64_t next_ticket_ = 0;  // windows handed over, in order
+  std::uint64_t written_ = 0;      // windows done, in order
   std::thread thread_;
 };
 
