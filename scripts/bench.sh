@@ -12,7 +12,9 @@
 #    loop, in step time and (with valgrind, full mode only) in instructions
 #    under callgrind, which a busy machine does not disturb; and on-demand
 #    mode waiting for a trigger, beside plain. bench_trigger.py: the latency
-#    from `chakrashim trigger` to the first captured step.
+#    from `chakrashim trigger` to the first captured step. bench_window_end.py:
+#    a window's first step, its closing step and the two after it on a
+#    2-rank gloo DDP job, beside the same job without the shim.
 # 3. bench_memory (device trace, then with the native ET too), bench_et
 #    (torch's ET observer against chakrashim's recorder), bench_check,
 #    bench_link, bench_convert: memory cap, ET cost, check, link, and link +
@@ -65,6 +67,10 @@ else
   echo "bench: no torch or no bridge: the capture benchmark is skipped"
 fi
 # Further benchmarks are appended below, each after an empty line.
+if "$python" -c 'import torch' 2>/dev/null && [ -f "$build/shim/libchakrashim_torch.so" ]; then
+  # A window's boundaries on a 2-rank gloo job (issue #34).
+  echo; "$python" "$here/bench_window_end.py" --preload "$preload" $quick || status=1
+fi
 if "$python" -c 'import torch' 2>/dev/null && [ -f "$build/shim/libchakrashim_torch.so" ]; then
   echo; "$python" "$here/bench_trigger.py" --preload "$preload" \
     --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" $quick || status=1

@@ -164,7 +164,17 @@ void Capture::count_user_record(const char* name) {
     optimizer_records_seen_.fetch_add(1, std::memory_order_relaxed);
 }
 
+void Capture::wait_if_ending() {
+  // A SIGTERM/SIGINT is recorded and not yet delivered: the relay delivers
+  // it once the files are written, and the job ends of it. Without us it
+  // would have ended at once; training on meanwhile would starve the writer,
+  // which runs at SCHED_IDLE, past CHAKRA_EXIT_TIMEOUT on a busy machine.
+  // One atomic load a step otherwise.
+  if (SignalRelay::terminating_recorded()) wait_for_writer();
+}
+
 void Capture::on_step_end(const at::RecordFunction& fn) {
+  wait_if_ending();
   markers_seen_.fetch_add(1, std::memory_order_relaxed);
   step_end_locked(fn);
   if (!hooks_.active()) hooks_.try_again();  // no step is open on this thread now
@@ -172,6 +182,7 @@ void Capture::on_step_end(const at::RecordFunction& fn) {
 
 void Capture::on_hook_step_end() {
   if (dead() || rf_counting_.load()) return;
+  wait_if_ending();
   markers_seen_.fetch_add(1, std::memory_order_relaxed);
   CaptureLock lock(mutex_);
   if (!window_ || exiting_.load()) return;
@@ -290,10 +301,63 @@ void Capture::apply(const window::Boundary& b, std::int64_t now, std::uint64_t t
     et_enable();
     et_generation_.fetch_add(1);
     et_recording_.store(et_enabled());
+    // The ET records: the watch thread writes its process-group node now
+    // from the answer it has (asked at the step before the window, or in an
+    // earlier window), not at the next answer, which comes a second later,
+    // after a short window (issue #34).
+    if (et_recording_.load()) distributed_.replay();
   }
   // The watch thread asks torch.distributed (a group may appear at any
   // step); its answer lands in on_distributed_answer.
   if (armed_) distributed_.request();
+  // The window begins at the next boundary: get it ready now.
+  if (!armed_ && window_planned_ && !window_done_ && !exiting_.load() &&
+      b.current + 1 == window_->schedule().start)
+    prepare_locked();
+}
+
+std::optional<files::Layout> Capture::window_folders(bool host, bool device, std::string& error,
+                                                     std::vector<std::string>* created) {
+  chakrashim_capture_config window_config = config_;
+  std::string window_root;  // many windows: each a capture folder of its own, by its first step
+  if (plan_->many_windows()) {
+    window_root = config_.trace_dir;
+    while (window_root.size() > 1 && window_root.back() == '/') window_root.pop_back();
+    window_root += "/" + window::window_folder_name(window_->schedule().start);
+    window_config.trace_dir = window_root.c_str();
+  }
+  return prepare_folders(window_config, host, device, error, created);
+}
+
+void Capture::prepare_locked() {
+  const std::uint64_t start = window_->schedule().start;
+  if (prepared_ && prepared_->start == start) return;
+  discard_prepared_locked();
+  // Asked first: the watch thread asks Python while this thread goes on.
+  distributed_.new_window();
+  distributed_.request();
+  Prepared p;
+  p.start = start;
+  // As arm decides, quietly: arm says why the ET is skipped, and prepares
+  // again if its decision differs.
+  p.host = config_.host_trace != 0 && !EtObserver::someone_else_observing();
+  p.device = config_.device_trace != 0;
+  std::string error;
+  p.folders = window_folders(p.host, p.device, error, &p.created);
+  // dlopen(RTLD_NOLOAD) of libcuda searches the library path when it is not
+  // loaded: a few hundred microseconds on a CPU job. A job that first loads
+  // CUDA in this very step has its window captured without the GPU side.
+  if (p.device) p.cuda = collector::Collector::cuda_present(collector_config());
+  prepared_ = std::move(p);
+}
+
+void Capture::discard_prepared_locked() {
+  if (!prepared_) return;
+  // No file was claimed: only the folders it made go, innermost first, each
+  // only if empty (another rank's files may be in them by now).
+  for (auto it = prepared_->created.rbegin(); it != prepared_->created.rend(); ++it)
+    ::rmdir(it->c_str());
+  prepared_.reset();
 }
 
 void Capture::on_distributed_answer(const std::string& json) {
@@ -360,20 +424,31 @@ void Capture::arm() {
     et_native_ = false;
   }
   budget_.reset(config_.max_memory);
-  distributed_.new_window();
+  // What the step before made ready, if it was for this window and as arm
+  // decided (else undone, and done here).
+  std::optional<Prepared> prepared = std::move(prepared_);
+  prepared_.reset();
+  if (prepared && (prepared->start != window_->schedule().start || prepared->host != host_on_ ||
+                   prepared->device != device_on_ || !prepared->folders)) {
+    prepared_ = std::move(prepared);
+    discard_prepared_locked();
+    prepared.reset();
+  }
+  if (!prepared) distributed_.new_window();  // else its first question was asked then
   spans_.set_budget(&budget_);
   cut_at_ns_.store(0);
   pg_node_written_.store(false);
   std::string error;
-  chakrashim_capture_config window_config = config_;
-  std::string window_root;  // many windows: each a capture folder of its own, by its first step
-  if (plan_->many_windows()) {
-    window_root = config_.trace_dir;
-    while (window_root.size() > 1 && window_root.back() == '/') window_root.pop_back();
-    window_root += "/" + window::window_folder_name(window_->schedule().start);
-    window_config.trace_dir = window_root.c_str();
+  layout_.reset();
+  const bool overwrite = config_.overwrite != 0;
+  if (prepared && claim_outputs(*prepared->folders, host_on_, device_on_, overwrite, error))
+    layout_ = prepared->folders;
+  if (!layout_) {
+    // Not prepared, or its folder went since (another process of the job
+    // removed it, empty, as it exited): chosen and made again.
+    layout_ = window_folders(host_on_, device_on_, error);
+    if (layout_ && !claim_outputs(*layout_, host_on_, device_on_, overwrite, error)) layout_.reset();
   }
-  layout_ = prepare_outputs(window_config, host_on_, device_on_, error);
   if (!layout_) {
     log_error("cannot write traces under CHAKRA_TRACE_DIR=" + std::string(config_.trace_dir) + " (" +
               error + "); " +
@@ -398,7 +473,7 @@ void Capture::arm() {
       log_warn("cannot find the Execution Trace's descriptor: a child forked in the window could "
                "write into it (chakrashim check reports that as duplicate node ids)");
   }
-  if (device_on_) start_device_collection();
+  if (device_on_) start_device_collection(prepared ? prepared->cuda : std::nullopt);
   install_fork_guard();
   // After add: our exit hook must run before torch destroys its observer.
   std::atexit(&exit_hook);
@@ -486,23 +561,26 @@ void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> par
   out.header.distributed.rank = config_.rank;
   if (config_.world_size >= 0)
     out.header.distributed.world_size = static_cast<std::uint64_t>(config_.world_size);
-  // The latest answer; one still on its way is waited for a moment, unless
-  // this thread holds the GIL, which the watch thread needs.
-  if (!this_thread_holds_gil()) distributed_.wait_answered(std::chrono::milliseconds(50));
-  distributed_.stop();
-  if (const auto distributed_json = distributed_.latest()) {
-    const auto info = nlohmann::json::parse(*distributed_json, nullptr, false);
-    auto& d = out.header.distributed;
-    if (info.is_object()) {
-      if (info.contains("backend") && info["backend"].is_string()) d.backend = info["backend"];
-      if (info.contains("world_size") && info["world_size"].is_number_unsigned())
-        d.world_size = info["world_size"].get<std::uint64_t>();
-      if (info.contains("pg_count") && info["pg_count"].is_number_unsigned())
-        d.pg_count = info["pg_count"].get<std::uint64_t>();
-      if (info.contains("pg_config")) d.pg_config_json = info["pg_config"].dump();
-    }
-  }
   auto& t = out.trailer;
+  t.world_size = out.header.distributed.world_size;
+  // torch.distributed's state as known now, never waited for here (issue
+  // #34: the watch asks at most once a second, so a wait at the end of a
+  // shorter window always ran out, 50 ms on every rank, every window). The
+  // answer asked at the step before the window, or in an earlier one; before
+  // the process's first answer, the writer thread waits for it, bounded.
+  if (distributed_.ever_answered()) {
+    distributed_.stop();
+    if (const auto json = distributed_.latest()) set_distributed_info(out, *json);
+  } else {
+    distributed_.finish();
+    out.await_distributed = [this]() -> std::optional<std::string> {
+      // Not past a recorded terminating signal: the job is to die of it
+      // once the files are written.
+      if (!SignalRelay::terminating_recorded())
+        distributed_.wait_answered(std::chrono::milliseconds(1000));
+      return distributed_.latest();
+    };
+  }
   t.trace_name = layout_->device_path;
   t.version = CHAKRASHIM_VERSION;
   t.torch_version = built_torch_version();
@@ -517,7 +595,6 @@ void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> par
   t.steps.partial_last_step = partial_step;
   t.steps.reason = reason;
   if (config_.ranks_filter) t.ranks_filter = config_.ranks_filter;
-  t.world_size = out.header.distributed.world_size;
   t.host_trace = host_on_ ? "on" : (config_.host_trace ? host_state_ : "off");
   t.cupti = device_on_ ? cupti_state_ : "disabled";
   if (const std::int64_t cut = cut_at_ns_.load()) t.truncated_at_ns = cut;
@@ -645,6 +722,7 @@ void Capture::at_exit() {
                                    std::chrono::milliseconds(1000 * config_.exit_timeout_s)));
   CaptureLock lock(mutex_);
   if (!window_) return;
+  discard_prepared_locked();  // the job ended in the step before a window
   if (!ever_armed_) {
     // On demand, no window until asked is the normal case.
     if (!on_demand()) warn_if_never_armed();
@@ -759,7 +837,7 @@ void Capture::on_forked_child() {
   // child's ops.
 }
 
-void Capture::start_device_collection() {
+collector::CollectorConfig Capture::collector_config() {
   collector::CollectorConfig cc;
   if (config_.cupti_lib) cc.cupti_lib = config_.cupti_lib;
   if (const char* home = std::getenv("CUDA_HOME")) cc.cuda_home = home;
@@ -768,7 +846,12 @@ void Capture::start_device_collection() {
   cc.budget = &budget_;
   cc.sync_records = config_.cupti_sync != 0;
   cc.overhead_records = config_.cupti_overhead != 0;
-  if (!collector::Collector::cuda_present(cc)) {
+  return cc;
+}
+
+void Capture::start_device_collection(std::optional<bool> cuda) {
+  const collector::CollectorConfig cc = collector_config();
+  if (!(cuda ? *cuda : collector::Collector::cuda_present(cc))) {
     cupti_state_ = "absent";  // said once, in the summary line
     return;
   }

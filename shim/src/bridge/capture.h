@@ -38,6 +38,7 @@
 #include "bridge/trace_files.h"
 #include "bridge/trigger_watch.h"
 #include "chakrashim/bridge_abi.h"
+#include "chakrashim/collector.h"
 #include "chakrashim/memory_budget.h"
 #include "window/step_window.h"
 #include "window/window_plan.h"
@@ -126,6 +127,18 @@ class Capture {
   // The hooks are in: the step callback goes, unless the window is open.
   void on_hooks_registered();
   void arm();
+  // At the boundary that begins the step before a window's first one: the
+  // costly part of arming, so that the window's first step looks like the
+  // others (issue #34): the folders, the CUDA probe, and the first
+  // question to torch.distributed. Never claims a file: a job that dies in
+  // that step leaves no .partial behind.
+  void prepare_locked();
+  // A preparation no window used (exit, a plan that changed): its folders go.
+  void discard_prepared_locked();
+  // The window's folders (each window's own when there are many).
+  std::optional<files::Layout> window_folders(bool host, bool device, std::string& error,
+                                              std::vector<std::string>* created = nullptr);
+  collector::CollectorConfig collector_config();
   void disarm(const std::string& reason, std::optional<std::uint64_t> partial_step);
   // Ends the window for a signal: the steps so far plus the partial one.
   void finalize_for_signal(int sig);
@@ -147,12 +160,16 @@ class Capture {
   void warn_if_never_armed();
   // At arm: CUPTI activity collection, unless there is no CUDA, the job's
   // own torch.profiler runs, or CUPTI refuses (then the trace is host-only).
-  void start_device_collection();
+  // `cuda`: the CUDA probe made when the window was prepared, if it was.
+  void start_device_collection(std::optional<bool> cuda = std::nullopt);
   // At disarm, whatever ended the window: the window's GPU records (empty
   // unless collection started, or after standing back for the profiler).
   DeviceCapture stop_device_collection();
   // Waits for the background writer within CHAKRA_EXIT_TIMEOUT; one line if not.
   void wait_for_writer();
+  // At a step end, holding no lock of ours: waits for the writer while a
+  // terminating signal waits for the files to be delivered.
+  void wait_if_ending();
 
   // --- windows after the first (window_plan.h, docs/on-demand.md) ---
   // mutex_ held, at each step end before the window sees it (on demand):
@@ -202,6 +219,16 @@ class Capture {
   std::atomic<std::int64_t> cut_at_ns_{0};
   std::atomic<std::uint64_t> stepping_tid_{0};
   std::optional<files::Layout> layout_;
+  // What prepare_locked made ready for the window starting at `start`.
+  struct Prepared {
+    std::uint64_t start = 0;
+    bool host = false;
+    bool device = false;
+    std::optional<files::Layout> folders;  // none: making them failed (arm says why)
+    std::optional<bool> cuda;              // device: libcuda was loaded
+    std::vector<std::string> created;      // the folders it made, outermost first
+  };
+  std::optional<Prepared> prepared_;
   bool armed_ = false;
   bool ever_armed_ = false;
   bool host_on_ = false;

@@ -1,11 +1,14 @@
 // torch.distributed's state, asked on a thread of ours (python_query.h says
 // why never on a thread of the job's). The stepping thread only requests an
-// answer at step boundaries inside the window (a flag and a wake-up); the
-// watch thread takes the GIL, asks, keeps the answer, and hands it to
+// answer at step boundaries (a flag and a wake-up) and never waits for one
+// (issue #34: a wait at the window's end cost every rank 50 ms per window);
+// the watch thread takes the GIL, asks, keeps the answer, and hands it to
 // `on_answer` (the capture writes the ET's process-group node from there).
-// Started with a window's first request and ended at the window's end
-// (stop), so that no thread of ours outlives the window; absent in forked
-// children; it never asks once the process is exiting.
+// Started with a window's first request (the step before the window, where
+// the capture prepares it) and ended at the window's end (stop, or finish
+// when nothing was ever answered), so that no thread of ours outlives the
+// window; absent in forked children; it never asks once the process is
+// exiting.
 #pragma once
 
 #include <chrono>
@@ -27,18 +30,35 @@ class DistributedWatch {
   void request();
   // A window opens: its first question is answered at once.
   void new_window();
-  // The latest answer, if any.
+  // Hands the latest answer to `on_answer` again, at once, on the watch
+  // thread, without asking Python (the ET began recording: its process-group
+  // node is written from what is known). Never blocks.
+  void replay();
+  // The latest answer, if any (kept from window to window).
   std::optional<std::string> latest();
+  // Whether any question was ever answered (torch.distributed may have had
+  // nothing to say): false only before the first answer of the process.
+  bool ever_answered();
   // Waits until every request made so far is answered, or `limit` passed.
   // Only from a thread that does not hold the GIL (the watch needs it).
   bool wait_answered(std::chrono::milliseconds limit);
   // The window ended: the thread ends; what is still asked is dropped.
   void stop();
+  // The window ended before any answer came: what is asked is answered (at
+  // once, ignoring the one-a-second pace), then the thread ends, unless a
+  // new request came meanwhile. For the writer thread to wait_answered on.
+  void finish();
   // The process is exiting: no more questions to Python.
   void stop_for_exit();
 
  private:
   void run();
+  // mutex_ held: a new question or replay; starts the thread if needed.
+  // False if it could not start (nobody will answer).
+  // Starts the thread if it is not running; false if there is none (then
+  // `no_thread` says why, the first time only).
+  bool start_locked(std::string& no_thread);
+  static void say_no_thread(const std::string& why);
 
   std::mutex mutex_;
   std::condition_variable cv_;
@@ -51,6 +71,9 @@ class DistributedWatch {
   std::uint64_t answered_ = 0;
   bool running_ = false;
   bool stop_requested_ = false;
+  bool finish_ = false;   // end once what is asked is answered
+  bool replay_ = false;   // hand latest_ to on_answer_ now
+  bool ever_answered_ = false;
   bool exiting_ = false;
   bool no_thread_ = false;  // a thread could not be started: never asked again
 };

@@ -136,6 +136,28 @@ void SignalRelay::install_flush(int flush_signal, const std::string& outside_lin
 bool SignalRelay::start(std::chrono::milliseconds grace, std::function<void(int)> finalize,
                         std::function<void()> wait_for_files) {
   std::call_once(g_sem_once, [] { ::sem_init(&wakeup_, 0, 0); });
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (in_window_ && waiting_for_files_) {
+      // The last window's close waits for its files (its writer may run at
+      // the lowest priority for a while): this window takes the relay over
+      // instead of waiting on the training thread (issue #34). Our handlers
+      // stay in, and the signals recorded meanwhile stay recorded: this
+      // window acts on them as on its own.
+      taken_over_ = true;
+      finalize_ = std::move(finalize);
+      wait_for_files_ = std::move(wait_for_files);
+      grace_ = grace;
+      stop_requested_ = finalize_started_ = finalized_ = false;
+      window_open_.store(true, std::memory_order_release);
+      install(kTerm, SIGTERM);
+      install(kInt, SIGINT);
+      if (signals_[kFlush] != 0) install(kFlush, signals_[kFlush]);
+      return true;
+    }
+  }
+  // Otherwise a close under way restores and delivers (quick) before this
+  // window installs anything.
   std::lock_guard<std::mutex> closing(close_mutex_);
   std::lock_guard<std::mutex> lock(mutex_);
   if (!watcher_running_) {
@@ -247,12 +269,21 @@ void SignalRelay::close_now() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!in_window_) return;
     wait_for_files = wait_for_files_;
+    waiting_for_files_ = true;
+    taken_over_ = false;
   }
   // SIGTERM/SIGINT stay ours until the files are written (bounded): one
   // that arrives meanwhile is delivered right after, not lost with them.
   if (wait_for_files) wait_for_files();
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    waiting_for_files_ = false;
+    if (taken_over_) {
+      // The next window opened meanwhile (start): the handlers and what
+      // they recorded are its own now.
+      taken_over_ = false;
+      return;
+    }
     in_window_ = false;
   }
   // From here a flush signal is passed on at once, as outside any window.

@@ -119,6 +119,10 @@ class SignalRelay {
   bool stop_requested_ = false;   // the window ended without a signal (or after)
   bool finalize_started_ = false;
   bool finalized_ = false;
+  // close_now waits for the files; a start() meanwhile takes the relay
+  // over (taken_over_), and the close then leaves everything in place.
+  bool waiting_for_files_ = false;
+  bool taken_over_ = false;
 };
 
 }  // namespace chakrashim::bridge

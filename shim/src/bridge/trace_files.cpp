@@ -1,6 +1,9 @@
 #include "bridge/trace_files.h"
 
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,6 +22,8 @@
 #include "writers/json_validate.h"
 #include "writers/step_ranges.h"
 #include "writers/torch_et_steps.h"
+
+#include <nlohmann/json.hpp>
 
 namespace chakrashim::bridge {
 
@@ -205,10 +210,47 @@ files::PublishResult finalize_torch_et(const std::string& final_path, bool overw
   return r;
 }
 
+// The writer thread yields the CPU to every other thread of the machine
+// (issue #34: on a 2-core node its JSON competed with training and slowed
+// the two steps after each window by 6-11 ms). SCHED_IDLE, the lowest
+// policy Linux has, needs no privilege to enter; where it is refused (a
+// seccomp profile, say), nice 19 for this thread alone. Said at debug level,
+// as the OS reports it back (tests/e2e/test_window_end.py reads it).
+void lower_writer_priority() {
+  sched_param param{};
+  param.sched_priority = 0;
+  if (::sched_setscheduler(0, SCHED_IDLE, &param) == 0 && ::sched_getscheduler(0) == SCHED_IDLE) {
+    log_debug("the trace writer runs at SCHED_IDLE");
+    return;
+  }
+  // On Linux a thread's nice value is its own (setpriority on its tid).
+  const auto tid = static_cast<id_t>(::syscall(SYS_gettid));
+  errno = 0;
+  if (::setpriority(PRIO_PROCESS, tid, 19) == 0 && ::getpriority(PRIO_PROCESS, tid) == 19 && errno == 0) {
+    log_debug("the trace writer runs at nice 19");
+    return;
+  }
+  log_debug("the trace writer runs at the job's priority: the OS refused SCHED_IDLE and nice 19");
+}
+
 }  // namespace
 
-std::optional<files::Layout> prepare_outputs(const chakrashim_capture_config& c, bool host,
-                                             bool device, std::string& error) {
+void set_distributed_info(WindowOutput& out, const std::string& json) {
+  const auto info = nlohmann::json::parse(json, nullptr, false);
+  if (!info.is_object()) return;
+  auto& d = out.header.distributed;
+  if (info.contains("backend") && info["backend"].is_string()) d.backend = info["backend"];
+  if (info.contains("world_size") && info["world_size"].is_number_unsigned())
+    d.world_size = info["world_size"].get<std::uint64_t>();
+  if (info.contains("pg_count") && info["pg_count"].is_number_unsigned())
+    d.pg_count = info["pg_count"].get<std::uint64_t>();
+  if (info.contains("pg_config")) d.pg_config_json = info["pg_config"].dump();
+  out.trailer.world_size = d.world_size;
+}
+
+std::optional<files::Layout> prepare_folders(const chakrashim_capture_config& c, bool host,
+                                             bool device, std::string& error,
+                                             std::vector<std::string>* created) {
   files::LayoutRequest request;
   request.root = c.trace_dir;
   request.job_id = c.job_id;
@@ -221,23 +263,48 @@ std::optional<files::Layout> prepare_outputs(const chakrashim_capture_config& c,
     error = "no free output folder index under " + request.root;
     return std::nullopt;
   }
-  const auto claim = [&](const std::string& dir, const std::string& path) {
-    auto made = files::make_dirs(dir);
+  for (const auto& [wanted, dir] : {std::pair{host, &layout->host_dir}, std::pair{device, &layout->device_dir}}) {
+    if (!wanted) continue;
+    if (created) {
+      // The folders that are not there yet, outermost first.
+      for (std::size_t pos = dir->find('/', 1);; pos = dir->find('/', pos + 1)) {
+        const std::string prefix = dir->substr(0, pos);
+        if (!path_exists(prefix) &&
+            std::find(created->begin(), created->end(), prefix) == created->end())
+          created->push_back(prefix);
+        if (pos == std::string::npos) break;
+      }
+    }
+    auto made = files::make_dirs(*dir);
     if (!made.ok) {
       error = made.error;
-      return false;
+      return std::nullopt;
     }
+  }
+  return layout;
+}
+
+bool claim_outputs(const files::Layout& layout, bool host, bool device, bool overwrite,
+                   std::string& error) {
+  const auto claim = [&](const std::string& path) {
     const std::string partial = files::partial_path(path);
-    if (request.overwrite) ::unlink(partial.c_str());
+    if (overwrite) ::unlink(partial.c_str());
     auto claimed = files::claim_partial(partial);
     if (!claimed.ok) error = claimed.error;
     return claimed.ok;
   };
-  if (host && !claim(layout->host_dir, layout->host_path)) return std::nullopt;
-  if (device && !claim(layout->device_dir, layout->device_path)) {
-    if (host) ::unlink(files::partial_path(layout->host_path).c_str());
-    return std::nullopt;
+  if (host && !claim(layout.host_path)) return false;
+  if (device && !claim(layout.device_path)) {
+    if (host) ::unlink(files::partial_path(layout.host_path).c_str());
+    return false;
   }
+  return true;
+}
+
+std::optional<files::Layout> prepare_outputs(const chakrashim_capture_config& c, bool host,
+                                             bool device, std::string& error) {
+  auto layout = prepare_folders(c, host, device, error);
+  if (!layout || !claim_outputs(*layout, host, device, c.overwrite != 0, error)) return std::nullopt;
   return layout;
 }
 
@@ -253,6 +320,10 @@ void discard_outputs(const files::Layout& layout, bool host, bool device) {
 }
 
 void write_window(WindowOutput& o) {
+  if (o.await_distributed) {
+    if (const auto json = o.await_distributed()) set_distributed_info(o, *json);
+    o.await_distributed = nullptr;
+  }
   // One line in the end, whatever happened: the summary, or what failed.
   std::string summary;
   std::vector<std::string> failures;
@@ -339,31 +410,40 @@ void TraceWriterThread::start(WindowOutput output) {
   // Shared with the thread: if no thread can be had, the output is still
   // here to be written on this thread.
   auto shared = std::make_shared<WindowOutput>(std::move(output));
+  std::uint64_t ticket = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     ++running_;
+    ticket = next_ticket_++;
   }
+  // One window after the other, in order (their summary lines too): a
+  // window may end while the last one's writer, at the lowest priority,
+  // still runs. Counted as running until written: the signal relay's
+  // watcher waits for them.
+  const auto write_in_turn = [this, ticket, shared](bool lower_priority) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      done_cv_.wait(lock, [&] { return written_ >= ticket; });
+    }
+    if (lower_priority) lower_writer_priority();
+    write_and_log(*shared);
+    std::lock_guard<std::mutex> lock(mutex_);
+    --running_;
+    ++written_;
+    done_cv_.notify_all();
+  };
   try {
-    thread_ = std::thread([this, shared]() mutable {
-      write_and_log(*shared);
-      std::lock_guard<std::mutex> lock(mutex_);
-      --running_;
-      done_cv_.notify_all();
-    });
+    thread_ = std::thread(write_in_turn, /*lower_priority=*/true);
   } catch (const std::exception& e) {
     // No thread (a pids-limited cgroup, RLIMIT_NPROC). Left uncaught, this
     // escaped disarm: in mid-run torch swallowed it in our callback (exit
     // then waited CHAKRA_EXIT_TIMEOUT and both files stayed .partial); at
     // exit it left an atexit handler (SIGABRT). Writing here instead costs this
     // thread the time the writer would have taken (bounded by
-    // CHAKRA_MAX_MEMORY), once, and leaves the files whole. Counted as
-    // running until written: the signal relay's watcher waits for them.
+    // CHAKRA_MAX_MEMORY), once, and leaves the files whole.
     log_warn(std::string("cannot start the trace writer thread (") + e.what() +
              "): the traces are written on this thread, now");
-    write_and_log(*shared);
-    std::lock_guard<std::mutex> lock(mutex_);
-    --running_;
-    done_cv_.notify_all();
+    write_in_turn(/*lower_priority=*/false);
     return;
   }
   // Detached so that exit never blocks on join or terminates on a joinable

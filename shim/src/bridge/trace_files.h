@@ -5,6 +5,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -36,13 +37,32 @@ struct WindowOutput {
   writers::TraceTrailer trailer;
   std::string exe_name;
   std::int64_t pid = 0;
+  // Set when torch.distributed's state was not known at the window's end
+  // (no answer yet in this process): the writer thread asks it, with a
+  // bounded wait, before it writes; the training thread never waits for it
+  // (issue #34). Returns the JSON (python_query.h), or nullopt.
+  std::function<std::optional<std::string>()> await_distributed;
 };
+
+// torch.distributed's state (python_query.h's JSON) into the device trace's
+// distributedInfo and the metadata's world size.
+void set_distributed_info(WindowOutput& output, const std::string& json);
 
 // Picks the folder index, creates the folders and claims the .partial names
 // (O_EXCL), proving the folders writable before torch opens anything.
 // Returns the layout, or nullopt with one line in `error`.
 std::optional<files::Layout> prepare_outputs(const chakrashim_capture_config& config,
                                              bool host, bool device, std::string& error);
+
+// prepare_outputs in two halves: the folder index and the folders (at the
+// step before the window, issue #34), then the claimed names (at arm: a
+// .partial is never left by a job that dies before its window).
+// `created`, if given, gets the folders this call made, outermost first.
+std::optional<files::Layout> prepare_folders(const chakrashim_capture_config& config, bool host,
+                                             bool device, std::string& error,
+                                             std::vector<std::string>* created = nullptr);
+bool claim_outputs(const files::Layout& layout, bool host, bool device, bool overwrite,
+                   std::string& error);
 
 // Removes what prepare_outputs created, for a window that keeps nothing
 // (START=0 in a process that never completed a step). Folders are removed
@@ -63,6 +83,8 @@ class TraceWriterThread {
   std::mutex mutex_;
   std::condition_variable done_cv_;
   int running_ = 0;  // windows being written
+  std::uint64_t next_ticket_ = 0;  // windows handed over, in order
+  std::uint64_t written_ = 0;      // windows done, in order
   std::thread thread_;
 };
 

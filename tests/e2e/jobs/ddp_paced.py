@@ -1,0 +1,38 @@
+"""An unmodified DDP training loop over gloo, each step padded to a pace.
+
+  RANK=R WORLD_SIZE=W MASTER_ADDR=127.0.0.1 MASTER_PORT=P \
+      python ddp_paced.py STEPS [PACE_SECONDS]
+
+Each step trains a small model wrapped in DistributedDataParallel (every
+backward all-reduces the gradients across the ranks), then sleeps PACE
+seconds (default 0): a step of a known length, with the GIL free while it
+sleeps, as in a job that waits for its GPU. Prints "rank R step N loss L".
+"""
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+
+steps = int(sys.argv[1])
+pace = float(sys.argv[2]) if len(sys.argv) > 2 else 0.0
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+torch.manual_seed(0)
+torch.set_num_threads(1)
+model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8))
+ddp = torch.nn.parallel.DistributedDataParallel(model)
+opt = torch.optim.SGD(ddp.parameters(), lr=0.05)
+gen = torch.Generator().manual_seed(1000 + rank)
+x = torch.randn(16, 32, generator=gen)
+y = torch.randn(16, 8, generator=gen)
+for step in range(steps):
+    loss = torch.nn.functional.mse_loss(ddp(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    if pace:
+        time.sleep(pace)
+    print(f"rank {rank} step {step} loss {loss.item():.6f}", flush=True)
+dist.barrier()
+dist.destroy_process_group()
