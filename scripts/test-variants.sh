@@ -19,8 +19,10 @@
 # of a translation unit's time here is torch's and GoogleTest's headers. The
 # main build (setup.sh) compiles the libraries one source a unit, as users
 # build them, so a missing #include still fails there (its unit tests are
-# unity builds too: tests/CMakeLists.txt). Prints each part's time; exits
-# non-zero when any part failed.
+# unity builds too: tests/CMakeLists.txt). Prints each part's time (each
+# variant's build and its tests apart); exits non-zero when any part failed.
+# Under scripts/test.sh (CHAKRA_CI_TIMES names a file), the times go into
+# that file instead, for its summary at the end.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -109,32 +111,47 @@ build() {
 
 san_flags=(-DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0 -g1" "-DCMAKE_C_FLAGS_DEBUG=-O0 -g1")
 
-run_asan() {
-  build "$root/build-asan" "${san_targets[@]}" -- "${san_flags[@]}" "-DCHAKRA_SANITIZE=address;undefined" &&
-    CHAKRASHIM_TEST_ONLY="$asan_only" \
+# Each variant in two timed steps: its build, then its tests (skipped when
+# the build failed).
+build_asan() { build "$root/build-asan" "${san_targets[@]}" -- "${san_flags[@]}" "-DCHAKRA_SANITIZE=address;undefined"; }
+tests_asan() {
+  CHAKRASHIM_TEST_ONLY="$asan_only" \
     ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs" -R "$asan_tests"
 }
-run_tsan() {
-  build "$root/build-tsan" "${san_targets[@]}" -- "${san_flags[@]}" -DCHAKRA_SANITIZE=thread &&
-    CHAKRASHIM_TEST_ONLY="$tsan_only" CHAKRASHIM_TEST_RUNS=3 \
+build_tsan() { build "$root/build-tsan" "${san_targets[@]}" -- "${san_flags[@]}" -DCHAKRA_SANITIZE=thread; }
+tests_tsan() {
+  CHAKRASHIM_TEST_ONLY="$tsan_only" CHAKRASHIM_TEST_RUNS=3 \
     ctest --test-dir "$root/build-tsan" --output-on-failure -j "$jobs" -R "$tsan_tests"
 }
-run_fuzz() {
+build_fuzz() {
   # No torch: the fuzz targets link only the pure libraries.
   CC=clang-14 CXX=clang++-14 build "$root/build-fuzz" chakra_fuzzers -- \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHAKRA_FUZZ=ON -DCHAKRA_WITH_TORCH=OFF &&
-    ctest --test-dir "$root/build-fuzz" --output-on-failure -j "$jobs" -L fuzz
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHAKRA_FUZZ=ON -DCHAKRA_WITH_TORCH=OFF
 }
+tests_fuzz() { ctest --test-dir "$root/build-fuzz" --output-on-failure -j "$jobs" -L fuzz; }
 
 status=0
 summary=()
+timed() {  # NAME FUNCTION: runs it, notes its time and verdict; its status
+  local name=$1 t0 rc=0 result=ok
+  t0=$(date +%s)
+  log "$name: start"
+  "$2" || rc=$?
+  [ $rc -eq 0 ] || { result=FAILED; status=1; }
+  summary+=("$name $(( $(date +%s) - t0 )) $result")
+  log "$name: $result in $(( $(date +%s) - t0 )) s"
+  return $rc
+}
 for part in "${parts[@]}"; do
   case "$part" in asan|tsan|fuzz) ;; *) echo "test-variants.sh: unknown part $part" >&2; exit 2 ;; esac
-  start=$(date +%s)
-  log "$part: start"
-  if "run_$part"; then result=ok; else result=FAILED; status=1; fi
-  summary+=("$part $result $(( $(date +%s) - start )) s")
-  log "$part: $result in $(( $(date +%s) - start )) s"
+  timed "$part-build" "build_$part" && timed "$part-tests" "tests_$part"
 done
-for line in "${summary[@]}"; do log "$line"; done
+if [ -n "${CHAKRA_CI_TIMES:-}" ]; then
+  printf '%s\n' "${summary[@]}" >>"$CHAKRA_CI_TIMES"
+else
+  for line in "${summary[@]}"; do
+    set -- $line
+    log "$(printf '%-11s %5s s  %s' "$1" "$2" "$3")"
+  done
+fi
 exit $status

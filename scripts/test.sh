@@ -5,22 +5,50 @@
 # build folder. --quick runs the main suite only, for local development.
 #
 #   scripts/test.sh [--quick] [--build DIR] [ctest args...]
+#
+# At the end: each part's time and verdict, and the 10 slowest tests.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-build=$here/../build
+root=$(cd "$here/.." && pwd)
+build=$root/build
 quick=0
 if [ "${1:-}" = "--quick" ]; then quick=1; shift; fi
 if [ "${1:-}" = "--build" ]; then build=$2; shift 2; fi
 if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then
-  sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0
+  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0
 fi
 start=$(date +%s)
-"$here/setup.sh" --build "$build"
+# Each part's "NAME SECONDS VERDICT", test-variants.sh's parts too.
+CHAKRA_CI_TIMES=$(mktemp)
+export CHAKRA_CI_TIMES
+
+part() {  # NAME COMMAND...: runs it, notes its time and verdict
+  local name=$1 t0 rc=0
+  shift
+  t0=$(date +%s)
+  "$@" || rc=$?
+  echo "$name $(( $(date +%s) - t0 )) $([ $rc -eq 0 ] && echo ok || echo FAILED)" >>"$CHAKRA_CI_TIMES"
+  return $rc
+}
+
+summary() {  # at exit, whatever failed: the parts' times, the slowest tests
+  echo "[test] parts:"
+  while read -r name seconds verdict; do
+    printf '[test]   %-11s %5s s  %s\n' "$name" "$seconds" "$verdict"
+  done <"$CHAKRA_CI_TIMES"
+  printf '[test]   %-11s %5s s\n' total "$(( $(date +%s) - start ))"
+  local dirs=("$build")
+  [ $quick -eq 1 ] || dirs+=("$root/build-asan" "$root/build-tsan" "$root/build-fuzz")
+  echo "[test] the 10 slowest tests:"
+  "$here/test-times.sh" -n 10 --since "$start" "${dirs[@]}" | sed 's/^/[test] /' || true
+  rm -f "$CHAKRA_CI_TIMES"
+}
+trap summary EXIT
+
+part build "$here/setup.sh" --build "$build"
 status=0
-ctest --test-dir "$build" --output-on-failure -j "$(nproc)" "$@" || status=$?
-echo "[test] main suite $(( $(date +%s) - start )) s"
+part suite ctest --test-dir "$build" --output-on-failure -j "$(nproc)" "$@" || status=$?
 if [ $quick -eq 0 ]; then
   "$here/test-variants.sh" || status=1
 fi
-echo "[test] total $(( $(date +%s) - start )) s"
 exit $status

@@ -212,6 +212,14 @@ class GpuPathWithTheDouble(CaptureCase):
         # Never harm the job, part two, item 9: GPU records that fill
         # CHAKRA_MAX_MEMORY cut the window as spans do (each side used to get
         # the whole cap, and correlation records none).
+        # Reached by construction, however fast the records are drained: the
+        # window's 7 steps make about 90k launches (about 13k a step: the
+        # double's stats), 208 bytes each once decoded (two 96-byte events
+        # and a 16-byte correlation link), about 19 MB against a cap of 3
+        # MiB; one 8 MiB buffer (30k launches of 280 raw bytes) is enough.
+        # The decode thread may take them in mid-window (the cut comes at
+        # the stepping thread's next op) or only in stop's flush (the next
+        # test): the verdict is memory_cap either way (issue #39).
         r = self.run_fake(CHAKRA_END_STEP=8, CHAKRA_MAX_MEMORY="3M", FAKE_CUPTI_KERNELS_PER_OP=300,
                           FAKE_CUPTI_MEMCPY_EVERY=0, CHAKRA_CUPTI_BUFFERS="64M")
         self.assert_ran(r)
@@ -221,6 +229,32 @@ class GpuPathWithTheDouble(CaptureCase):
         self.assertTrue(steps["cut_short"])
         self.assertIsNotNone(cap.meta["device_trace"]["truncated_at"])
         self.assertIn("CHAKRA_MAX_MEMORY", r.stderr)
+        self.assert_check_passes()
+
+    def test_gpu_records_that_fill_the_budget_only_in_the_last_flush_cut_the_window(self):
+        # CUPTI completes a buffer only when it is full: the records of a
+        # short window all reach the decoder in stop's flush, after the last
+        # step boundary, as a slow decode thread's would. Steps 2..4 make
+        # about 13k launches (about 50 leaf ops a step, 100 each): 3.6 MB of
+        # raw records, less than one 8 MiB buffer, so none completes in the
+        # window (asserted below); decoded, 2.7 MB, over a cap of 1 MiB. The
+        # window used to say end_step, not cut short, with no line, while
+        # its GPU records were cut (truncated_at, dropped records).
+        r = self.run_fake(CHAKRA_END_STEP=4, CHAKRA_MAX_MEMORY="1M", FAKE_CUPTI_KERNELS_PER_OP=100,
+                          FAKE_CUPTI_MEMCPY_EVERY=0, CHAKRA_CUPTI_BUFFERS="64M")
+        self.assert_ran(r)
+        s = next(iter(stats(self.stats_glob.replace("%p", "*")).values()))
+        self.assertEqual(s["worker_deliveries"], 0, "a buffer completed in the window: no longer the last flush's")
+        self.assertGreater(s["launches"], 10000)
+        cap = Capture(self.trace_dir)
+        steps = cap.meta["steps"]
+        self.assertEqual(steps["reason"], "memory_cap", r.stderr)
+        self.assertTrue(steps["cut_short"])
+        self.assertEqual(steps["captured"], [2, 3, 4], "the host side kept every step")
+        self.assertIsNotNone(cap.meta["device_trace"]["truncated_at"])
+        self.assertGreater(cap.meta["device_trace"]["dropped_records"], 0)
+        lines = [l for l in r.stderr.splitlines() if "CHAKRA_MAX_MEMORY" in l]
+        self.assertEqual(len(lines), 1, r.stderr)
         self.assert_check_passes()
 
     def test_cupti_refused_gives_one_line_and_a_host_trace(self):

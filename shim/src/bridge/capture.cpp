@@ -501,8 +501,9 @@ void Capture::arm() {
   log_debug("armed at step " + std::to_string(window_->current()));
 }
 
-void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> partial_step) {
+void Capture::disarm(const std::string& why, std::optional<std::uint64_t> partial_step) {
   if (!armed_) return;
+  std::string reason = why;
   armed_ = false;
   window_done_ = true;
   // The relay's watcher restores the job's dispositions and delivers what
@@ -541,6 +542,22 @@ void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> par
   pending_.reset();
   pending_handle_.store(0, std::memory_order_release);
   DeviceCapture device = stop_device_collection();
+  // The budget can be filled after the stepping thread's last look: by the
+  // decode thread between that op and the last boundary, or by the records
+  // that CUPTI delivers only at stop's flush (it completes a buffer when it
+  // is full; the last ones, or every one of a short window, come in that
+  // flush). Those records are cut where the budget ran out (truncated_at,
+  // dropped_records) as they would have been in mid-window: the window is
+  // cut by the memory cap however fast the records were drained, and says
+  // so, once. A window that ended early anyway (a signal, the exit) keeps
+  // that reason; the line is said still.
+  const bool cut_by_memory = reason != "memory_cap" && budget_.exhausted();
+  if (cut_by_memory) {
+    log_warn("CHAKRA_MAX_MEMORY=" + std::to_string(config_.max_memory) +
+             " bytes reached by the window's records as it ended: the trace is cut where the cap was "
+             "reached; raise it, or capture fewer steps");
+    if (reason == "end_step") reason = "memory_cap";
+  }
 
   const window::Cut cut = window_->cut();
   WindowOutput out;
@@ -591,7 +608,7 @@ void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> par
   t.steps.active = schedule.active;
   for (const auto& s : out.steps)
     if (!partial_step || s.step != *partial_step) t.steps.captured.push_back(s.step);
-  t.steps.cut_short = cut.cut_short && reason != "end_step";
+  t.steps.cut_short = (cut.cut_short && reason != "end_step") || cut_by_memory;
   t.steps.partial_last_step = partial_step;
   t.steps.reason = reason;
   if (config_.ranks_filter) t.ranks_filter = config_.ranks_filter;
