@@ -18,6 +18,10 @@ import torch.distributed as dist
 
 def main():
     steps, out = int(sys.argv[1]), sys.argv[2]
+    # Before the process group exists (as tests/soak/soak_job.py says why): DDP
+    # imports this lazily, and its defaults would then hold the group past
+    # destroy_process_group(), leaving gloo's workers unjoined at exit (SIGABRT).
+    import torch.distributed.nn.functional  # noqa: F401
     dist.init_process_group("gloo")
     rank = dist.get_rank()
     torch.manual_seed(0)
@@ -41,6 +45,8 @@ def main():
     dist.barrier()
     with open(out, "w") as f:
         f.write("\n".join(f"{t:.9f}" for t in times) + "\n")
+    # The group's last reference goes in destroy_process_group(), which joins gloo's workers.
+    ddp = model = opt = loss = None
     dist.destroy_process_group()
     return 0
 

@@ -15,6 +15,10 @@ import torch
 import torch.distributed as dist
 
 steps = int(sys.argv[1]) if len(sys.argv) > 1 else 6
+# Before the process group exists (as tests/soak/soak_job.py says why): DDP
+# imports this lazily, and its defaults would then hold the group past
+# destroy_process_group(), leaving gloo's workers unjoined at exit (SIGABRT).
+import torch.distributed.nn.functional  # noqa: F401
 dist.init_process_group("gloo")
 rank = dist.get_rank()
 torch.manual_seed(0)
@@ -33,4 +37,6 @@ for step in range(steps):
     opt.step()
     print(f"rank {rank} step {step} loss {loss.item():.6f}", flush=True)
 dist.barrier()
+# The group's last reference goes in destroy_process_group(), which joins gloo's workers.
+ddp = model = opt = loss = None
 dist.destroy_process_group()

@@ -41,6 +41,10 @@ torch.set_num_threads(1)
 model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
 if args.ddp:
     import torch.distributed as dist
+    # Before the process group exists (as tests/soak/soak_job.py says why): DDP
+    # imports this lazily, and its defaults would then hold the group past
+    # destroy_process_group(), leaving gloo's workers unjoined at exit (SIGABRT).
+    import torch.distributed.nn.functional  # noqa: F401
     dist.init_process_group("gloo")
     model = torch.nn.parallel.DistributedDataParallel(model)
 opt = torch.optim.SGD(model.parameters(), lr=0.05)
@@ -74,6 +78,8 @@ for step in range(args.steps):
     if left > 0:
         time.sleep(left)
 if args.ddp:
+    # The group's last reference goes in destroy_process_group(), which joins gloo's workers.
+    model = opt = loss = None
     dist.destroy_process_group()
 if args.count_stdin:
     import sys

@@ -35,6 +35,10 @@ def main():
     if distributed:
         os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
         os.environ.setdefault("MASTER_PORT", "29511")
+        # Before the process group exists (as tests/soak/soak_job.py says why): DDP
+        # imports this lazily, and its defaults would then hold the group past
+        # destroy_process_group(), leaving gloo's workers unjoined at exit (SIGABRT).
+        import torch.distributed.nn.functional  # noqa: F401
         dist.init_process_group("gloo", rank=rank, world_size=world)
     torch.manual_seed(0)
     torch.set_num_threads(1)
@@ -59,6 +63,8 @@ def main():
         print(f"rank {rank} bridge {loaded}", flush=True)
     if distributed:
         dist.barrier()
+        # The group's last reference goes in destroy_process_group(), which joins gloo's workers.
+        model = opt = loss = None
         dist.destroy_process_group()
 
 
