@@ -432,8 +432,15 @@ void TraceWriterThread::start(WindowOutput output) {
     ++written_;
     done_cv_.notify_all();
   };
+  // The lowest priority only while the job trains on after the window: at
+  // exit or on a terminating signal nothing of the job's competes any more,
+  // and a writer at SCHED_IDLE on a node busy with other work could take
+  // until CHAKRA_EXIT_TIMEOUT and leave the files .partial (a thread cannot
+  // raise its priority again without privilege).
+  const std::string& reason = shared->trailer.steps.reason;
+  const bool job_ends = reason == "exit" || reason == "signal:SIGTERM" || reason == "signal:SIGINT";
   try {
-    thread_ = std::thread(write_in_turn, /*lower_priority=*/true);
+    thread_ = std::thread(write_in_turn, /*lower_priority=*/!job_ends);
   } catch (const std::exception& e) {
     // No thread (a pids-limited cgroup, RLIMIT_NPROC). Left uncaught, this
     // escaped disarm: in mid-run torch swallowed it in our callback (exit
