@@ -21,7 +21,7 @@ def main():
     # Before the process group exists (as tests/soak/soak_job.py says why): DDP
     # imports this lazily, and its defaults would then hold the group past
     # destroy_process_group(), leaving gloo's workers unjoined at exit (SIGABRT).
-    import torch.distributed.nn.functional  # noqa: F401
+    import torch.distributed.nn.functional as _ddp_functional  # noqa: F401
     dist.init_process_group("gloo")
     rank = dist.get_rank()
     torch.manual_seed(0)

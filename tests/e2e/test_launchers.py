@@ -150,7 +150,7 @@ class Torchrun(LauncherCase):
         cmd = self.chakra_run("--start", "3", "--end", "4")
         r = self.launch(cmd + torchrun("--max-restarts", "1", TRAIN, "6", "--fail-once", marker,
                                        "--no-process-group"), retries=1)
-        self.assertTrue(os.path.exists(marker), "the first attempt did fail")
+        self.assertTrue(os.path.exists(marker), "the first attempt did fail:\n" + r.stdout + r.stderr)
         # Rank 0 failed before the window; rank 1 of that attempt may have
         # captured (it trains alone) before the agent stopped it: its files,
         # if any, stay in the index-0 folders. The restarted attempt

@@ -120,6 +120,17 @@ class Signals(CaptureCase):
         self.assertEqual(rc, -signal.SIGTERM, err)
         self.assertFalse(os.path.exists(self.trace_dir))
 
+    def test_sigterm_in_the_step_before_the_window_leaves_nothing(self):
+        # The window's preparation (issue #34 item 4) runs at the step before
+        # its first: it chose and made the output folders there, so a SIGTERM
+        # in that step left two empty folders that `check` calls an error
+        # (seen in SignalDuringTheDistributedQuery). Folders are made at arm.
+        r = run_job("paced_loop.py", [12, "--step-ms", 5, "--signal-at", "2:TERM"],
+                    job_env(self.trace_dir, CHAKRA_START_STEP=4, CHAKRA_END_STEP=6))
+        self.assertEqual(r.returncode, -signal.SIGTERM, r.stderr)
+        self.assertFalse(os.path.exists(self.trace_dir), os.listdir(self.trace_dir)
+                         if os.path.exists(self.trace_dir) else "")
+
 
     # --- never harm the job, part two (defects 4, 5 and 7) -----------------
     def test_sigterm_after_the_flush_signal_is_never_lost(self):
@@ -318,7 +329,9 @@ class SignalDuringTheDistributedQuery(CaptureCase):
                           "the job did not end within 30 s")
             self.assertEqual(proc.returncode, -signal.SIGTERM, f"run {run}")
             if os.path.exists(trace_dir):
-                self.assertEqual(run_check([trace_dir]).returncode, 0, f"run {run}")
+                checked = run_check([trace_dir])
+                self.assertEqual(checked.returncode, 0, f"run {run} (SIGTERM {delay:.3f} s after "
+                                 f"'before step 1'):\n{checked.stdout}{checked.stderr}")
 
 
 if __name__ == "__main__":

@@ -317,7 +317,7 @@ void Capture::apply(const window::Boundary& b, std::int64_t now, std::uint64_t t
 }
 
 std::optional<files::Layout> Capture::window_folders(bool host, bool device, std::string& error,
-                                                     std::vector<std::string>* created) {
+                                                     bool choose_only) {
   chakrashim_capture_config window_config = config_;
   std::string window_root;  // many windows: each a capture folder of its own, by its first step
   if (plan_->many_windows()) {
@@ -326,7 +326,8 @@ std::optional<files::Layout> Capture::window_folders(bool host, bool device, std
     window_root += "/" + window::window_folder_name(window_->schedule().start);
     window_config.trace_dir = window_root.c_str();
   }
-  return prepare_folders(window_config, host, device, error, created);
+  return choose_only ? choose_folders(window_config, error)
+                     : prepare_folders(window_config, host, device, error);
 }
 
 void Capture::prepare_locked() {
@@ -343,7 +344,7 @@ void Capture::prepare_locked() {
   p.host = config_.host_trace != 0 && !EtObserver::someone_else_observing();
   p.device = config_.device_trace != 0;
   std::string error;
-  p.folders = window_folders(p.host, p.device, error, &p.created);
+  p.folders = window_folders(p.host, p.device, error, /*choose_only=*/true);
   // dlopen(RTLD_NOLOAD) of libcuda searches the library path when it is not
   // loaded: a few hundred microseconds on a CPU job. A job that first loads
   // CUDA in this very step has its window captured without the GPU side.
@@ -352,11 +353,7 @@ void Capture::prepare_locked() {
 }
 
 void Capture::discard_prepared_locked() {
-  if (!prepared_) return;
-  // No file was claimed: only the folders it made go, innermost first, each
-  // only if empty (another rank's files may be in them by now).
-  for (auto it = prepared_->created.rbegin(); it != prepared_->created.rend(); ++it)
-    ::rmdir(it->c_str());
+  // Nothing was made on disk (the folders are made at arm): only forgotten.
   prepared_.reset();
 }
 
@@ -441,11 +438,12 @@ void Capture::arm() {
   std::string error;
   layout_.reset();
   const bool overwrite = config_.overwrite != 0;
-  if (prepared && claim_outputs(*prepared->folders, host_on_, device_on_, overwrite, error))
+  if (prepared && make_folders(*prepared->folders, host_on_, device_on_, error) &&
+      claim_outputs(*prepared->folders, host_on_, device_on_, overwrite, error))
     layout_ = prepared->folders;
   if (!layout_) {
-    // Not prepared, or its folder went since (another process of the job
-    // removed it, empty, as it exited): chosen and made again.
+    // Not prepared, or the prepared name cannot be claimed (taken since, or
+    // its folder cannot be made): chosen and made again.
     layout_ = window_folders(host_on_, device_on_, error);
     if (layout_ && !claim_outputs(*layout_, host_on_, device_on_, overwrite, error)) layout_.reset();
   }

@@ -133,11 +133,12 @@ class Capture {
   // question to torch.distributed. Never claims a file: a job that dies in
   // that step leaves no .partial behind.
   void prepare_locked();
-  // A preparation no window used (exit, a plan that changed): its folders go.
+  // A preparation no window used (exit, a plan that changed).
   void discard_prepared_locked();
-  // The window's folders (each window's own when there are many).
+  // The window's folders (each window's own when there are many): chosen,
+  // and made unless `choose_only`.
   std::optional<files::Layout> window_folders(bool host, bool device, std::string& error,
-                                              std::vector<std::string>* created = nullptr);
+                                              bool choose_only = false);
   collector::CollectorConfig collector_config();
   void disarm(const std::string& reason, std::optional<std::uint64_t> partial_step);
   // Ends the window for a signal: the steps so far plus the partial one.
@@ -224,9 +225,8 @@ class Capture {
     std::uint64_t start = 0;
     bool host = false;
     bool device = false;
-    std::optional<files::Layout> folders;  // none: making them failed (arm says why)
+    std::optional<files::Layout> folders;  // chosen, made at arm; none: no index (arm says why)
     std::optional<bool> cuda;              // device: libcuda was loaded
-    std::vector<std::string> created;      // the folders it made, outermost first
   };
   std::optional<Prepared> prepared_;
   bool armed_ = false;

@@ -23,14 +23,15 @@ void DistributedWatch::set_on_answer(std::function<void(const std::string&)> on_
 
 void DistributedWatch::request() {
   std::string no_thread;
+  bool started = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (exiting_) return;
     ++requested_;
-    if (!start_locked(no_thread)) return;
+    started = start_locked(no_thread);
   }
-  if (!no_thread.empty()) {
-    say_no_thread(no_thread);
+  if (!started) {
+    if (!no_thread.empty()) say_no_thread(no_thread);  // said outside our lock
     return;
   }
   cv_.notify_all();

@@ -248,9 +248,8 @@ void set_distributed_info(WindowOutput& out, const std::string& json) {
   out.trailer.world_size = d.world_size;
 }
 
-std::optional<files::Layout> prepare_folders(const chakrashim_capture_config& c, bool host,
-                                             bool device, std::string& error,
-                                             std::vector<std::string>* created) {
+std::optional<files::Layout> choose_folders(const chakrashim_capture_config& c,
+                                            std::string& error) {
   files::LayoutRequest request;
   request.root = c.trace_dir;
   request.job_id = c.job_id;
@@ -259,28 +258,26 @@ std::optional<files::Layout> prepare_folders(const chakrashim_capture_config& c,
   request.gzip = c.gzip != 0;
   request.overwrite = c.overwrite != 0;
   auto layout = files::choose_layout(request, path_exists);
-  if (!layout) {
-    error = "no free output folder index under " + request.root;
-    return std::nullopt;
-  }
-  for (const auto& [wanted, dir] : {std::pair{host, &layout->host_dir}, std::pair{device, &layout->device_dir}}) {
+  if (!layout) error = "no free output folder index under " + request.root;
+  return layout;
+}
+
+bool make_folders(const files::Layout& layout, bool host, bool device, std::string& error) {
+  for (const auto& [wanted, dir] : {std::pair{host, &layout.host_dir}, std::pair{device, &layout.device_dir}}) {
     if (!wanted) continue;
-    if (created) {
-      // The folders that are not there yet, outermost first.
-      for (std::size_t pos = dir->find('/', 1);; pos = dir->find('/', pos + 1)) {
-        const std::string prefix = dir->substr(0, pos);
-        if (!path_exists(prefix) &&
-            std::find(created->begin(), created->end(), prefix) == created->end())
-          created->push_back(prefix);
-        if (pos == std::string::npos) break;
-      }
-    }
     auto made = files::make_dirs(*dir);
     if (!made.ok) {
       error = made.error;
-      return std::nullopt;
+      return false;
     }
   }
+  return true;
+}
+
+std::optional<files::Layout> prepare_folders(const chakrashim_capture_config& c, bool host,
+                                             bool device, std::string& error) {
+  auto layout = choose_folders(c, error);
+  if (layout && !make_folders(*layout, host, device, error)) return std::nullopt;
   return layout;
 }
 

@@ -54,13 +54,17 @@ void set_distributed_info(WindowOutput& output, const std::string& json);
 std::optional<files::Layout> prepare_outputs(const chakrashim_capture_config& config,
                                              bool host, bool device, std::string& error);
 
-// prepare_outputs in two halves: the folder index and the folders (at the
-// step before the window, issue #34), then the claimed names (at arm: a
-// .partial is never left by a job that dies before its window).
-// `created`, if given, gets the folders this call made, outermost first.
+// prepare_outputs in three parts: the folder index, chosen at the step
+// before the window (stat calls only, issue #34); then, at arm, the folders
+// and the claimed names, so that folders are made when a rank first arms,
+// never earlier (a job that dies in the step before its window, of a
+// SIGTERM say, leaves nothing behind).
+std::optional<files::Layout> choose_folders(const chakrashim_capture_config& config,
+                                            std::string& error);
+bool make_folders(const files::Layout& layout, bool host, bool device, std::string& error);
+// choose_folders, then make_folders.
 std::optional<files::Layout> prepare_folders(const chakrashim_capture_config& config, bool host,
-                                             bool device, std::string& error,
-                                             std::vector<std::string>* created = nullptr);
+                                             bool device, std::string& error);
 bool claim_outputs(const files::Layout& layout, bool host, bool device, bool overwrite,
                    std::string& error);
 
