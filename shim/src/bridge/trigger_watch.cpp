@@ -92,8 +92,11 @@ void TriggerWatch::run() {
       write_missed();
       if (params_.publisher) publish(now);
       look_for_triggers(first);
-      first = false;
     }
+    // The first look is this process's first cycle, folder or not: a trigger
+    // that appears in a folder made after it is this run's (a rank that is
+    // not the publisher often looks before the publisher made the folder).
+    first = false;
     std::unique_lock<std::mutex> lock(mutex_);
     if (cv_.wait_for(lock, params_.period, [&] { return stopping_; })) break;
   }
