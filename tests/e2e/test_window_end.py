@@ -24,7 +24,7 @@ def free_port():
 
 class WindowEnd(CaptureCase):
     def two_ranks(self, steps, pace=0.0, **settings):
-        """ddp_paced.py on 2 gloo ranks under the preload: [(rc, stderr)]."""
+        """ddp_gloo.py on 2 gloo ranks under the preload: [(rc, stderr)]."""
         for attempt in range(3):
             port = free_port()
             procs = []
@@ -33,7 +33,7 @@ class WindowEnd(CaptureCase):
                               MASTER_PORT=port, OMP_NUM_THREADS=1, CHAKRA_LOG_LEVEL="debug",
                               **settings)
                 procs.append(subprocess.Popen(
-                    [PYTHON, os.path.join(JOBS, "ddp_paced.py"), str(steps), str(pace)],
+                    [PYTHON, os.path.join(JOBS, "ddp_gloo.py"), str(steps), str(pace)],
                     env={k: str(v) for k, v in env.items()}, stdout=subprocess.DEVNULL,
                     stderr=subprocess.PIPE, text=True))
             out = []

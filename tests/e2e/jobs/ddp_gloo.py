@@ -1,20 +1,24 @@
 """An unmodified DDP training loop over gloo: nothing of chakrashim is imported.
 
-  RANK=R WORLD_SIZE=W MASTER_ADDR=127.0.0.1 MASTER_PORT=P python ddp_gloo.py [STEPS]
+  RANK=R WORLD_SIZE=W MASTER_ADDR=127.0.0.1 MASTER_PORT=P python ddp_gloo.py [STEPS [PACE_SECONDS]]
 
 Each process reads its rank from the launcher variables (torchrun sets them;
 tests set them by hand), joins a gloo process group, and trains a small model
 wrapped in DistributedDataParallel, so every backward pass all-reduces the
 gradients across the ranks. Prints "rank R step N loss L" for every step, so
-runs with and without the shim can be compared.
+runs with and without the shim can be compared. PACE_SECONDS (default 0)
+pads each step with a sleep: a step of a known length, with the GIL free
+while it sleeps, as in a job that waits for its GPU.
 """
 import os
+import time
 import sys
 
 import torch
 import torch.distributed as dist
 
 steps = int(sys.argv[1]) if len(sys.argv) > 1 else 6
+pace = float(sys.argv[2]) if len(sys.argv) > 2 else 0.0
 # Before the process group exists (as tests/soak/soak_job.py says why): DDP
 # imports this lazily, and its defaults would then hold the group past
 # destroy_process_group(), leaving gloo's workers unjoined at exit (SIGABRT).
@@ -35,6 +39,8 @@ for step in range(steps):
     opt.zero_grad()
     loss.backward()
     opt.step()
+    if pace:
+        time.sleep(pace)
     print(f"rank {rank} step {step} loss {loss.item():.6f}", flush=True)
 dist.barrier()
 # The group's last reference goes in destroy_process_group(), which joins gloo's workers.
