@@ -556,6 +556,9 @@ def main():
                          "which runs under the same load")
     ap.add_argument("--minutes", type=float, default=0,
                     help="start no run after this many minutes (0: no limit)")
+    ap.add_argument("--kind", default="", choices=[""] + [k for k, _ in KINDS],
+                    help="only seeds that draw this job kind: --runs of them, from --seed up "
+                         "(ddp2: a soak of 2-rank jobs); each still replays with --seed S --runs 1")
     try:
         a = ap.parse_args()
     except SystemExit as e:
@@ -565,8 +568,16 @@ def main():
     if a.jobs < 1:
         print("soak: --jobs must be at least 1; see --help", file=sys.stderr)
         return 2
-    seeds = ([int(x) for x in a.seeds.split(",") if x] if a.seeds
-             else list(range(a.seed, a.seed + a.runs)))
+    if a.seeds:
+        seeds = [int(x) for x in a.seeds.split(",") if x]
+    elif a.kind:
+        seeds, seed = [], a.seed
+        while len(seeds) < a.runs:
+            if draw(seed)["kind"] == a.kind:
+                seeds.append(seed)
+            seed += 1
+    else:
+        seeds = list(range(a.seed, a.seed + a.runs))
     if a.print:
         for seed in seeds:
             print(f"seed {seed}: {describe(draw(seed))}")
