@@ -82,7 +82,7 @@ endmacro()
 # in shim/CMakeLists.txt), compiled in torch's C++ ABI. PyPI's torch used
 # the pre-C++11 std::string ABI (_GLIBCXX_USE_CXX11_ABI=0) up to 2.6 (2.4.1 and 2.6.0
 # seen here; 2.9.1 has the C++11 one): the bridge is compiled with torch's flags, and std::string
-# crosses into chakrashim_logic and chakrashim_collector, so the bridge gets
+# crosses into chakrashim_common, chakrashim_logic and chakrashim_collector, so the bridge gets
 # copies of them compiled with that ABI too; without them it fails to load
 # ("undefined symbol ...validate_et_fileERKSs"). Everything else keeps the
 # system's ABI: Debian's GoogleTest and protobuf have it. Called from the
@@ -93,7 +93,7 @@ function(chakra_link_bridge_deps)
             "import torch; print(int(getattr(torch._C, '_GLIBCXX_USE_CXX11_ABI', True)))"
     OUTPUT_VARIABLE abi OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
   if(NOT abi STREQUAL "0")
-    target_link_libraries(chakra_bridge_deps INTERFACE chakrashim_collector chakrashim_logic)
+    target_link_libraries(chakra_bridge_deps INTERFACE chakrashim_collector chakrashim_logic chakrashim_common)
     return()
   endif()
   message(STATUS "chakrashim: torch uses the pre-C++11 std::string ABI: the bridge links "
@@ -102,7 +102,7 @@ function(chakra_link_bridge_deps)
   # only in the folder that found them.
   find_package(ZLIB REQUIRED)
   find_package(Threads REQUIRED)
-  foreach(lib chakrashim_logic chakrashim_collector)
+  foreach(lib chakrashim_common chakrashim_logic chakrashim_collector)
     get_target_property(srcs ${lib} SOURCES)
     get_target_property(dir ${lib} SOURCE_DIR)
     set(abs "")
@@ -126,9 +126,10 @@ function(chakra_link_bridge_deps)
     target_compile_definitions(${lib}_oldabi PUBLIC _GLIBCXX_USE_CXX11_ABI=0)
     get_target_property(deps ${lib} LINK_LIBRARIES)
     if(deps)
-      list(TRANSFORM deps REPLACE "^chakrashim_logic$" "chakrashim_logic_oldabi")
+      list(TRANSFORM deps REPLACE "^chakrashim_(common|logic)$" "chakrashim_\\1_oldabi")
       target_link_libraries(${lib}_oldabi PUBLIC ${deps})
     endif()
   endforeach()
-  target_link_libraries(chakra_bridge_deps INTERFACE chakrashim_collector_oldabi chakrashim_logic_oldabi)
+  target_link_libraries(chakra_bridge_deps INTERFACE chakrashim_collector_oldabi chakrashim_logic_oldabi
+                        chakrashim_common_oldabi)
 endfunction()

@@ -12,7 +12,7 @@
 #include "common/usage.h"
 #include "config/env_snapshot.h"
 #include "files/output_paths.h"
-#include "target/identity.h"
+#include "config/identity.h"
 
 extern "C" char** environ;
 

@@ -9,7 +9,7 @@
 #include "config/config.h"
 #include "config/env_snapshot.h"
 #include "fuzz_support.h"
-#include "target/identity.h"
+#include "config/identity.h"
 #include "target/target_decision.h"
 
 using namespace chakrashim;

@@ -1,4 +1,4 @@
-// The configuration value grammars (shim/src/config/value_grammar.h) on any
+// The configuration value grammars (common/config/value_grammar.h) on any
 // bytes. Besides not crashing, each accepted value must be what the
 // grammar's comment promises: digits round-trip, rank sets contain exactly
 // their ranges' ends, job ids are safe folder-name prefixes.

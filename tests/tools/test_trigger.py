@@ -1,5 +1,5 @@
 """`chakrashim trigger` against control folders written here, as a job in
-on-demand mode would write them (shim/src/window/on_demand_files.h): the
+on-demand mode would write them (common/files/on_demand_files.h): the
 trigger file it writes (name, fields, atomic), how it chooses the window's
 first step, its refusals (usage errors, no live job, a step already past, a
 folder it cannot write), and --wait while this test plays the ranks, writing

@@ -1,6 +1,6 @@
-// Unit tests for resolve_identity (target/identity.h) against docs/design.md
+// Unit tests for resolve_identity (common/config/identity.h) against docs/design.md
 // section 4.1: rank precedence, world size by family, job id.
-#include "target/identity.h"
+#include "config/identity.h"
 
 #include <gtest/gtest.h>
 

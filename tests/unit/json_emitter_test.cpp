@@ -1,8 +1,8 @@
 // Unit tests for the streaming JSON emitter and its escaping
-// (writers/json_emitter.h): commas placed by the emitter, `"key": value` with
+// (common/json/json_emitter.h): commas placed by the emitter, `"key": value` with
 // one space (HTA's rank regex), and strings that always parse whatever bytes
 // they were given.
-#include "writers/json_emitter.h"
+#include "json/json_emitter.h"
 
 #include <gtest/gtest.h>
 

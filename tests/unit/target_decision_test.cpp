@@ -9,7 +9,7 @@
 
 #include "config/config.h"
 #include "config/value_grammar.h"
-#include "target/identity.h"
+#include "config/identity.h"
 
 namespace chakrashim::target {
 namespace {

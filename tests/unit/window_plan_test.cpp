@@ -1,5 +1,5 @@
 // Unit tests for the window plan (window/window_plan.h) and the on-demand
-// files (window/on_demand_files.h): which windows a process captures, driven
+// files (common/files/on_demand_files.h): which windows a process captures, driven
 // through a StepWindow the way the bridge drives it.
 #include "window/window_plan.h"
 
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "window/on_demand_files.h"
+#include "files/on_demand_files.h"
 #include "window/step_window.h"
 
 namespace chakrashim::window {

@@ -1,6 +1,6 @@
 #include "link/json_text.h"
 
-#include "writers/json_emitter.h"
+#include "json/json_emitter.h"
 
 namespace chakrashim::tools::link {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "window/on_demand_files.h"
+#include "files/on_demand_files.h"
 
 namespace chakrashim::tools::trigger {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "window/on_demand_files.h"
+#include "files/on_demand_files.h"
 
 namespace chakrashim::tools::trigger {
 

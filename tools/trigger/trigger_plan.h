@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "window/on_demand_files.h"
+#include "files/on_demand_files.h"
 
 namespace chakrashim::tools::trigger {
 

@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "files/control_dir.h"
-#include "window/on_demand_files.h"
+#include "files/on_demand_files.h"
 
 namespace chakrashim::bridge {
 

@@ -24,7 +24,7 @@
 #include "config/config.h"
 #include "preload/os_seams.h"
 #include "preload/stub_abi.h"
-#include "target/identity.h"
+#include "config/identity.h"
 
 namespace chakrashim::preload {
 

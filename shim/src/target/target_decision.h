@@ -5,7 +5,7 @@
 #include <string>
 
 #include "config/config.h"
-#include "target/identity.h"
+#include "config/identity.h"
 
 namespace chakrashim::target {
 

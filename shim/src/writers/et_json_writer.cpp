@@ -12,7 +12,7 @@
 
 #include "chakrashim/trace_schema.h"
 #include "writers/et_records.h"
-#include "writers/json_emitter.h"
+#include "json/json_emitter.h"
 
 namespace chakrashim::writers {
 

@@ -15,7 +15,7 @@
 
 #include "chakrashim/events.h"
 #include "files/byte_sink.h"
-#include "writers/json_emitter.h"
+#include "json/json_emitter.h"
 
 namespace chakrashim::writers {
 

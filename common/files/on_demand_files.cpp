@@ -1,4 +1,4 @@
-#include "window/on_demand_files.h"
+#include "files/on_demand_files.h"
 
 #include <nlohmann/json.hpp>
 

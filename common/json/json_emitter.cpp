@@ -1,4 +1,4 @@
-#include "writers/json_emitter.h"
+#include "json/json_emitter.h"
 
 namespace chakrashim::writers {
 

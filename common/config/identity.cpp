@@ -1,4 +1,4 @@
-#include "target/identity.h"
+#include "config/identity.h"
 
 #include <array>
 #include <string_view>
