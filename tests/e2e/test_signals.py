@@ -188,16 +188,22 @@ class Signals(CaptureCase):
         # the files are written. The watcher used to wait its whole grace
         # period (2 s) for a finalize that a closed window never does,
         # while the job trained on.
-        # Under TSan (CHAKRASHIM_TEST_RUNS=3) three of the delays, and the
-        # bound on the lag allows the sanitizer's slower write.
+        # Under TSan (CHAKRASHIM_TEST_RUNS=3) three of the delays.
+        # Judged without a clock (issue #39: a 1.5 s bound on the lag failed
+        # at 2.2 and 3.6 s on a loaded 2-core machine, where the writer runs
+        # at the lowest priority): the watcher says (debug) whenever it waits
+        # out its grace period, which a normally closed window never does;
+        # and the job trains at most the step it was in and the next (its
+        # next step end waits for the files, then dies of the SIGTERM).
+        # The time bound left only tells a hang.
         delays = (0, 20, 3000, 0, 0, 50, 100, 200, 500, 1000)
         runs = min(len(delays), int(os.environ.get("CHAKRASHIM_TEST_RUNS", len(delays))))
-        bound = 10.0 if SANITIZE else 1.5
+        bound = 60.0
         for run, delay_us in enumerate(delays[:runs]):
             with self.subTest(run=run, delay_us=delay_us):
                 self.trace_dir = os.path.join(os.path.dirname(self.trace_dir), f"traces-{run}")
                 proc = self.start("--kill-self-at", "5", "--kill-delay-us", str(delay_us),
-                                  CHAKRA_END_STEP=5)
+                                  CHAKRA_END_STEP=5, CHAKRA_LOG_LEVEL="debug")
                 killed_at = None
                 for line in proc.stdout:
                     if line.startswith("kill at "):
@@ -209,6 +215,9 @@ class Signals(CaptureCase):
                 self.assertEqual(rc, -signal.SIGTERM, err)
                 self.assertNotIn("finished", out)
                 self.assertLess(lag, bound, f"SIGTERM took {lag:.2f} s to end the job")
+                self.assertNotIn("the watcher ends the window", err)
+                after = [ln for ln in out.splitlines() if ln.startswith("step ")]
+                self.assertLessEqual(len(after), 2, f"the job trained on after its SIGTERM: {after}")
                 cap = Capture(self.trace_dir)
                 self.assertEqual(cap.meta["steps"]["reason"], "end_step")
                 self.assertEqual(cap.meta["steps"]["captured"], [2, 3, 4, 5])
