@@ -1,5 +1,10 @@
-// One process's capture: the step window and what each of its boundaries
-// does to torch (docs/design.md sections 3 and 4.3).
+// One process's capture: the wiring between the window scheduler (which
+// windows, when: window_scheduler.h), the host trace (the ET, by either
+// backend: host_trace.h), the device side (CUPTI: device_side.h) and the
+// window's output (trace_files.h, writers/window_trailer.h), driven by the
+// step boundaries that torch's callbacks report (docs/design.md sections 3
+// and 4.3). capture.cpp counts steps and runs each boundary;
+// capture_window.cpp arms and disarms a window.
 //
 // Threads. RecordFunction callbacks are plain function pointers, so the
 // state they reach is this process-wide object (never destroyed: callbacks
@@ -29,19 +34,16 @@
 
 #include <ATen/record_function.h>
 
+#include "bridge/device_side.h"
 #include "bridge/distributed_watch.h"
-#include "bridge/et_observer.h"
-#include "bridge/et_recorder.h"
+#include "bridge/host_trace.h"
 #include "bridge/optimizer_hooks.h"
 #include "bridge/signal_relay.h"
 #include "bridge/span_store.h"
 #include "bridge/trace_files.h"
-#include "bridge/trigger_watch.h"
+#include "bridge/window_scheduler.h"
 #include "chakrashim/bridge_abi.h"
-#include "chakrashim/collector.h"
 #include "chakrashim/memory_budget.h"
-#include "window/step_window.h"
-#include "window/window_plan.h"
 
 namespace chakrashim::bridge {
 
@@ -112,13 +114,7 @@ class Capture {
   Capture() = default;
   void apply(const window::Boundary& b, std::int64_t now_ns, std::uint64_t tid);
   void run_pending_boundary(const at::RecordFunction& fn, std::int64_t end_ns);
-  // The ET, by whichever records it (CHAKRA_ET_RECORDER).
-  void et_enable();
-  void et_disable();
-  void et_remove();
-  bool et_enabled() const;
   void step_end_locked(const at::RecordFunction& fn);
-  void attach_locked(const chakrashim_capture_config& config);
   void install_flush_signal();
   // From the optimizer post hook (GIL held): an outermost optimizer step
   // ended; counted here unless the step callback counts (armed, or the
@@ -126,76 +122,42 @@ class Capture {
   void on_hook_step_end();
   // The hooks are in: the step callback goes, unless the window is open.
   void on_hooks_registered();
+
+  // --- capture_window.cpp: a window's life ---
   void arm();
   // At the boundary that begins the step before a window's first one: the
   // costly part of arming, so that the window's first step looks like the
-  // others (issue #34): the folders, the CUDA probe, and the first
-  // question to torch.distributed. Never claims a file: a job that dies in
-  // that step leaves no .partial behind.
+  // others (issue #34): the folder index, the CUDA probe, and the first
+  // question to torch.distributed. Never makes a folder nor claims a file:
+  // a job that dies in that step leaves nothing behind.
   void prepare_locked();
-  // A preparation no window used (exit, a plan that changed).
-  void discard_prepared_locked();
   // The window's folders (each window's own when there are many): chosen,
   // and made unless `choose_only`.
   std::optional<files::Layout> window_folders(bool host, bool device, std::string& error,
                                               bool choose_only = false);
-  collector::CollectorConfig collector_config();
   void disarm(const std::string& reason, std::optional<std::uint64_t> partial_step);
+  // Everything the writer thread needs for the window that just ended.
+  WindowOutput window_output(std::string reason, std::optional<std::uint64_t> partial_step,
+                             DeviceCapture device);
   // Ends the window for a signal: the steps so far plus the partial one.
   void finalize_for_signal(int sig);
   // The step in progress, as a partial step, if it was being kept.
   // (force: even though keeping stopped, as after the memory cap).
   std::optional<std::uint64_t> close_partial_step(bool force = false);
   static std::uint64_t os_tid_cached();
-  // On the DistributedWatch thread, holding no lock of ours: keeps
-  // torch.distributed's state, and writes the ET's "## process_group:init ##"
-  // node once a group exists while the ET records.
-  void on_distributed_answer(const std::string& json);
-  // At a boundary inside the window, and at every window's end: the job's
-  // torch.profiler took CUPTI over since arm; stand back (the device trace
-  // becomes host-only).
-  void stand_back_if_profiler_started();
-  // At each step end, in or after the window (mutex_ held): once the
-  // profiler we stood back for stopped, the kinds we enabled go off.
-  void release_cupti_if_profiler_stopped();
   void warn_if_never_armed();
-  // At arm: CUPTI activity collection, unless there is no CUDA, the job's
-  // own torch.profiler runs, or CUPTI refuses (then the trace is host-only).
-  // `cuda`: the CUDA probe made when the window was prepared, if it was.
-  void start_device_collection(std::optional<bool> cuda = std::nullopt);
-  // At disarm, whatever ended the window: the window's GPU records (empty
-  // unless collection started, or after standing back for the profiler).
-  DeviceCapture stop_device_collection();
   // Waits for the background writer within CHAKRA_EXIT_TIMEOUT; one line if not.
   void wait_for_writer();
   // At a step end, holding no lock of ours: waits for the writer while a
   // terminating signal waits for the files to be delivered.
   void wait_if_ending();
 
-  // --- windows after the first (window_plan.h, docs/on-demand.md) ---
-  // mutex_ held, at each step end before the window sees it (on demand):
-  // starts the trigger watch at the first one, notes the step, and takes
-  // the requests that came (trigger files, the trigger signal).
-  void before_step_end_locked();
-  void take_requests_locked();
-  void request_window_locked(std::uint64_t first_step, std::uint64_t steps,
-                             const std::string& origin);
-  // mutex_ held, once a window ended (or none was planned): the next one.
-  void plan_next_window_locked();
-  void start_trigger_watch_locked();
-  bool on_demand() const { return plan_ && plan_->mode() == window::PlanMode::on_demand; }
-
   std::mutex mutex_;  // taken through CaptureLock only
   chakrashim_capture_config config_{};
   std::string marker_;
-  std::optional<window::StepWindow> window_;
-  // Which windows this process captures; window_ runs one at a time.
-  std::optional<window::WindowPlan> plan_;
-  // window_ holds a window to capture (open or waited for), not never().
-  bool window_planned_ = false;
-  TriggerWatch triggers_;
-  EtObserver et_;
-  bool et_native_ = false;  // CHAKRA_ET_RECORDER=native: EtRecorder records the ET
+  WindowScheduler scheduler_;
+  HostTrace host_;
+  DeviceSide device_;
   SpanStore spans_;
   TraceWriterThread writer_;
   SignalRelay signals_;
@@ -210,12 +172,6 @@ class Capture {
   std::atomic<at::CallbackHandle> backward_watch_{at::INVALID_CALLBACK_HANDLE};
   // The window's one memory budget (spans, GPU events, correlation records).
   MemoryBudget budget_;
-  bool window_done_ = false;  // disarmed, for good: later steps change nothing
-  // The ET records now (enabled), and how many times that changed: the
-  // watch thread writes the process-group node only while it holds.
-  std::atomic<bool> et_recording_{false};
-  std::atomic<std::uint64_t> et_generation_{0};
-  std::atomic<bool> pg_node_written_{false};
   // When the memory cap was hit (ns), 0 before.
   std::atomic<std::int64_t> cut_at_ns_{0};
   std::atomic<std::uint64_t> stepping_tid_{0};
@@ -231,12 +187,7 @@ class Capture {
   std::optional<Prepared> prepared_;
   bool armed_ = false;
   bool ever_armed_ = false;
-  bool host_on_ = false;
   bool device_on_ = false;
-  std::string host_state_ = "on";
-  bool cupti_started_ = false;
-  bool cupti_release_pending_ = false;  // stood back; kinds off once the profiler stops
-  std::string cupti_state_ = "absent";  // the metadata's device_trace.cupti
   at::CallbackHandle op_span_handle_ = at::INVALID_CALLBACK_HANDLE;
   std::vector<StepSpan> steps_;
   std::int64_t step_start_ns_ = 0;
@@ -257,13 +208,13 @@ class Capture {
   // The writer's lateness is said once: at exit both the relay's watcher
   // (before it gives SIGTERM back) and at_exit wait for the writer.
   std::atomic<bool> writer_late_said_{false};
-  // Descriptors open on the ET file (et_observer.h), for the fork guard.
-  static constexpr int kMaxEtFds = 4;
-  std::atomic<int> et_fds_[kMaxEtFds] = {-1, -1, -1, -1};
   std::atomic<std::uint64_t> external_id_{1};
   std::atomic<std::uint64_t> markers_seen_{0};
   std::atomic<std::uint64_t> optimizer_records_seen_{0};
 };
+
+// The exit hook (std::atexit): Capture::instance().at_exit().
+void capture_exit_hook();
 
 // OS thread id and process id, cached per thread / process.
 std::uint64_t os_tid();

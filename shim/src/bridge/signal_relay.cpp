@@ -1,5 +1,7 @@
 #include "bridge/signal_relay.h"
 
+#include "bridge/bridge_log.h"
+
 #include <errno.h>
 #include <string.h>
 
@@ -239,7 +241,12 @@ void SignalRelay::watch() {
     if (pending_.load() != 0 && !finalized_ && !closed_normally()) {
       // The stepping thread finalizes at its next op; give it the grace
       // period, then do it here (it is blocked outside torch ops).
-      cv_.wait_for(lock, grace_, [&] { return finalized_ || closed_normally(); });
+      if (!cv_.wait_for(lock, grace_, [&] { return finalized_ || closed_normally(); })) {
+        // Said (debug) so that a test can tell, whatever the machine's
+        // load, that a window which closed normally never waits here.
+        log_debug("the stepping thread reached no op within " + std::to_string(grace_.count()) +
+                  " ms of the signal: the watcher ends the window");
+      }
       if (!finalized_ && !closed_normally()) {
         lock.unlock();
         finalize_once(first_.load());
@@ -265,9 +272,11 @@ void SignalRelay::watch() {
 void SignalRelay::close_now() {
   std::lock_guard<std::mutex> closing(close_mutex_);
   std::function<void()> wait_for_files;
+  bool finalized = false;  // a signal ended the window (its files are the flush)
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!in_window_) return;
+    finalized = finalize_started_;
     wait_for_files = wait_for_files_;
     waiting_for_files_ = true;
     taken_over_ = false;
@@ -300,8 +309,18 @@ void SignalRelay::close_now() {
   unsigned counts[kSlots];
   for (int i = 0; i < kSlots; ++i) counts[i] = counts_[i].exchange(0);
   first_.store(0);
-  if ((mask & (1u << kFlush)) && signals_[kFlush] != 0)
-    chain_to_job(kFlush, signals_[kFlush], nullptr, nullptr);
+  if ((mask & (1u << kFlush)) && signals_[kFlush] != 0) {
+    const struct sigaction& p = previous_[kFlush];
+    if (p.sa_handler != SIG_DFL && p.sa_handler != SIG_IGN) {
+      chain_to_job(kFlush, signals_[kFlush], nullptr, nullptr);
+    } else if (!finalized && say_outside_.load(std::memory_order_relaxed) && outside_len_ > 0) {
+      // It came once the window had ended at its end step, while its files
+      // were being written (a writer at the lowest priority may take a few
+      // steps): nothing more to flush, said as for any signal outside a
+      // window rather than swallowed silently.
+      (void)!::write(STDERR_FILENO, outside_line_, outside_len_);
+    }
+  }
   for (int slot : {kInt, kTerm}) {
     if (!(mask & (1u << slot))) continue;
     const unsigned times = counts[slot] == 0 ? 1 : counts[slot];
@@ -320,6 +339,51 @@ void SignalRelay::reset_in_forked_child() {
   for (int slot : {kTerm, kInt}) {
     if (!installed_[slot].exchange(false)) continue;
     if (ours_installed(signals_[slot])) ::sigaction(signals_[slot], &previous_[slot], nullptr);
+  }
+}
+
+std::atomic<bool> TriggerSignal::requested_{false};
+std::atomic<int> TriggerSignal::signal_{0};
+struct sigaction TriggerSignal::previous_ {};
+
+bool TriggerSignal::install(int sig) {
+  struct sigaction ours {};
+  ours.sa_sigaction = &handler;
+  ours.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&ours.sa_mask);
+  if (::sigaction(sig, &ours, &previous_) != 0) return false;
+  signal_.store(sig);
+  return true;
+}
+
+void TriggerSignal::reset_in_forked_child() {
+  const int sig = signal_.load(std::memory_order_relaxed);
+  if (sig == 0) return;
+  // Only if ours is still the one installed (the job may have put its own).
+  struct sigaction now {};
+  if (::sigaction(sig, nullptr, &now) == 0 && (now.sa_flags & SA_SIGINFO) &&
+      now.sa_sigaction == &handler)
+    ::sigaction(sig, &previous_, nullptr);
+}
+
+void TriggerSignal::handler(int sig, siginfo_t* info, void* context) {
+  requested_.store(true, std::memory_order_relaxed);
+  // The job's own handler, if it had one, runs as before; a default action
+  // (terminate, for USR1 and USR2) or an ignore is not passed on.
+  if (previous_.sa_flags & SA_SIGINFO) {
+    if (previous_.sa_sigaction) previous_.sa_sigaction(sig, info, context);
+  } else if (previous_.sa_handler != SIG_DFL && previous_.sa_handler != SIG_IGN) {
+    previous_.sa_handler(sig);
+  }
+}
+
+std::string signal_name(int sig) {
+  switch (sig) {
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGUSR2: return "SIGUSR2";
+    default: return "signal " + std::to_string(sig);
   }
 }
 

@@ -1,3 +1,7 @@
+// Every signal handler of chakrashim's lives here (one owner): the relay of
+// SIGTERM, SIGINT and the flush signal around a capture window, and the
+// trigger signal's flag (TriggerSignal, below).
+//
 // Signals and the capture window (docs/design.md, "Signals").
 //
 // While a window is open, SIGTERM, SIGINT and the configured flush signal go
@@ -124,5 +128,30 @@ class SignalRelay {
   bool waiting_for_files_ = false;
   bool taken_over_ = false;
 };
+
+// CHAKRA_TRIGGER_SIGNAL: a handler, installed at attach for the life of the
+// process, that only sets a flag; the stepping thread reads it at step
+// ends. The signal's default action (USR1's, USR2's) would kill the job, so
+// it is swallowed, unless the job had its own handler, which then runs too.
+class TriggerSignal {
+ public:
+  static bool install(int sig);
+  static bool pending() { return requested_.load(std::memory_order_relaxed); }
+  static bool take() { return pending() && requested_.exchange(false); }
+  // In a forked child (async-signal-safe): the job's own disposition back,
+  // so that the signal does to a child what it would without us.
+  static void reset_in_forked_child();
+
+ private:
+  static void handler(int sig, siginfo_t* info, void* context);
+  // Process-wide by nature: a signal handler reaches only statics.
+  static std::atomic<bool> requested_;
+  static std::atomic<int> signal_;  // installed for; 0 none
+  static struct sigaction previous_;
+};
+
+// "SIGTERM", "SIGINT", "SIGUSR1", "SIGUSR2", or "signal N": for log lines
+// and the metadata's reason (signal:SIGTERM).
+std::string signal_name(int sig);
 
 }  // namespace chakrashim::bridge

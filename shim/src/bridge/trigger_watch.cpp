@@ -277,39 +277,4 @@ void TriggerWatch::look_for_triggers(bool first_look) {
   has_triggers_.store(true, std::memory_order_relaxed);
 }
 
-std::atomic<bool> TriggerSignal::requested_{false};
-std::atomic<int> TriggerSignal::signal_{0};
-struct sigaction TriggerSignal::previous_ {};
-
-bool TriggerSignal::install(int sig) {
-  struct sigaction ours {};
-  ours.sa_sigaction = &handler;
-  ours.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigemptyset(&ours.sa_mask);
-  if (::sigaction(sig, &ours, &previous_) != 0) return false;
-  signal_.store(sig);
-  return true;
-}
-
-void TriggerSignal::reset_in_forked_child() {
-  const int sig = signal_.load(std::memory_order_relaxed);
-  if (sig == 0) return;
-  // Only if ours is still the one installed (the job may have put its own).
-  struct sigaction now {};
-  if (::sigaction(sig, nullptr, &now) == 0 && (now.sa_flags & SA_SIGINFO) &&
-      now.sa_sigaction == &handler)
-    ::sigaction(sig, &previous_, nullptr);
-}
-
-void TriggerSignal::handler(int sig, siginfo_t* info, void* context) {
-  requested_.store(true, std::memory_order_relaxed);
-  // The job's own handler, if it had one, runs as before; a default action
-  // (terminate, for USR1 and USR2) or an ignore is not passed on.
-  if (previous_.sa_flags & SA_SIGINFO) {
-    if (previous_.sa_sigaction) previous_.sa_sigaction(sig, info, context);
-  } else if (previous_.sa_handler != SIG_DFL && previous_.sa_handler != SIG_IGN) {
-    previous_.sa_handler(sig);
-  }
-}
-
 }  // namespace chakrashim::bridge

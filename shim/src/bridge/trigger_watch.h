@@ -109,25 +109,4 @@ class TriggerWatch {
   bool other_said_ = false;
 };
 
-// CHAKRA_TRIGGER_SIGNAL: a handler, installed at attach for the life of the
-// process, that only sets a flag; the stepping thread reads it at step
-// ends. The signal's default action (USR1's, USR2's) would kill the job, so
-// it is swallowed, unless the job had its own handler, which then runs too.
-class TriggerSignal {
- public:
-  static bool install(int sig);
-  static bool pending() { return requested_.load(std::memory_order_relaxed); }
-  static bool take() { return pending() && requested_.exchange(false); }
-  // In a forked child (async-signal-safe): the job's own disposition back,
-  // so that the signal does to a child what it would without us.
-  static void reset_in_forked_child();
-
- private:
-  static void handler(int sig, siginfo_t* info, void* context);
-  // Process-wide by nature: a signal handler reaches only statics.
-  static std::atomic<bool> requested_;
-  static std::atomic<int> signal_;  // installed for; 0 none
-  static struct sigaction previous_;
-};
-
 }  // namespace chakrashim::bridge
