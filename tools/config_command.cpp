@@ -3,13 +3,11 @@
 #include <signal.h>
 
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <string>
-#include <string_view>
 
 #include "config/config.h"
-#include "common/usage.h"
+#include "common/options.h"
 #include "config/env_snapshot.h"
 #include "files/output_paths.h"
 #include "config/identity.h"
@@ -107,23 +105,12 @@ void print_effective(const cfg::Config& c, const target::Identity& id, const std
 int run_config_command(int argc, char** argv) {
   bool print = false, rank = false, quiet = false;
   std::string prefix = "chakrashim: ";
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view a = argv[i];
-    if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (a == "--print") {
-      print = true;
-    } else if (a == "--rank") {
-      rank = true;
-    } else if (a == "--quiet") {
-      quiet = true;
-    } else if (a == "--prefix" && i + 1 < argc) {
-      prefix = argv[++i];
-    } else {
-      return tools::usage_error("config", tools::unknown_option(a, {"--print", "--rank", "--quiet", "--prefix", "--help"}));
-    }
-  }
+  CommandLine line("config", kUsage);
+  line.flag({"--print"}, print)
+      .flag({"--rank"}, rank)
+      .flag({"--quiet"}, quiet)
+      .value({"--prefix"}, prefix, /*empty_ok=*/true);
+  if (const auto status = line.read(argc, argv)) return *status;
   const cfg::EnvSnapshot env = snapshot();
   const cfg::ParseResult parsed = cfg::parse_config(env);
   if (!quiet)

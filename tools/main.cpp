@@ -1,9 +1,9 @@
 // The `chakrashim` command. Subcommands print their own --help; exit codes
 // are 0 (clean), 1 (findings) and 2 (usage errors).
 #include <cstdio>
-#include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "check/check_command.h"
 #ifdef CHAKRASHIM_WITH_CONVERT
@@ -13,105 +13,106 @@
 #include "config_command.h"
 #include "report/report_command.h"
 #include "trigger/trigger_command.h"
+#include "vars_command.h"
 #include "common/usage.h"
-#include "config/config_vars.h"
 #include "config/nearest_name.h"
 
 namespace {
 
-constexpr const char* kUsage =
-    "usage: chakrashim <command> [options]\n"
-    "\n"
-    "Chakra traces from unmodified PyTorch jobs. Capture with\n"
-    "  CHAKRA_PROFILE=1 CHAKRA_TRACE_DIR=DIR LD_PRELOAD=<prefix>/lib/libchakrashim.so python train.py\n"
-    "\n"
-    "commands:\n"
-    "  check DIR|FILE...   check a capture against what Chakra and HTA need (docs/check.md)\n"
-    "  link DIR            merge each rank's ET and device trace into Chakra's ET+ (docs/link.md)\n"
-    "  convert DIR|ET+     write Chakra's protobuf ET, PREFIX.R.et, for ASTRA-sim (docs/convert.md)\n"
-    "  report DIR|FILE...  step times, top ops, GPU busy and overlap, rank skew (docs/report.md)\n"
-    "  trigger TRACE_DIR   ask a running CHAKRA_ON_DEMAND=1 job to capture steps now (docs/trigger.md)\n"
-    "  vars [--markdown]   list every CHAKRA_* variable with its grammar and default\n"
-    "  config [--print]    validate this environment's CHAKRA_* variables as the library will\n"
-    "\n"
-    "options:\n"
-    "  -h, --help          this text\n"
-    "  --version           the version\n";
+namespace tools = chakrashim::tools;
 
-constexpr const char* kVarsUsage =
-    "usage: chakrashim vars [--markdown]\n"
-    "\n"
-    "Lists every CHAKRA_* variable the preloaded library reads: its grammar,\n"
-    "default and meaning. --markdown prints the table README.md carries.\n";
+// A subcommand's entry: argv[0] is its name; returns the exit status.
+using Entry = int (*)(int argc, char** argv);
 
-void print_markdown() {
-  std::printf("| variable | accepted values | default | meaning |\n");
-  std::printf("|---|---|---|---|\n");
-  for (const auto& v : chakrashim::config::kConfigVars) {
-    std::printf("| `%.*s` | %.*s | %.*s | %.*s |\n", static_cast<int>(v.name.size()),
-                v.name.data(), static_cast<int>(v.grammar.size()), v.grammar.data(),
-                static_cast<int>(v.fallback.size()), v.fallback.data(),
-                static_cast<int>(v.doc.size()), v.doc.data());
+struct Subcommand {
+  std::string_view name;
+  std::string_view synopsis;  // its arguments in the usage text
+  std::string_view summary;   // one line
+  Entry run;                  // nullptr: not in this build, for the reason `absent`
+  std::string_view absent = {};
+};
+
+// Every subcommand, in the order the usage text lists them. The usage text,
+// the dispatch and "did you mean" all read this table.
+const Subcommand kSubcommands[] = {
+    {"check", "DIR|FILE...", "check a capture against what Chakra and HTA need (docs/check.md)",
+     tools::check::run_check_command},
+    {"link", "DIR", "merge each rank's ET and device trace into Chakra's ET+ (docs/link.md)",
+     tools::link::run_link_command},
+    {"convert", "DIR|ET+", "write Chakra's protobuf ET, PREFIX.R.et, for ASTRA-sim (docs/convert.md)",
+#ifdef CHAKRASHIM_WITH_CONVERT
+     tools::convert::run_convert_command},
+#else
+     nullptr,
+     "this build has no protobuf (install libprotobuf-dev and protobuf-compiler, as scripts/setup.sh does, and "
+     "rebuild)"},
+#endif
+    {"report", "DIR|FILE...", "step times, top ops, GPU busy and overlap, rank skew (docs/report.md)",
+     tools::report::run_report_command},
+    {"trigger", "TRACE_DIR", "ask a running CHAKRA_ON_DEMAND=1 job to capture steps now (docs/trigger.md)",
+     tools::trigger::run_trigger_command},
+    {"vars", "[--markdown]", "list every CHAKRA_* variable with its grammar and default",
+     tools::vars_command::run_vars_command},
+    {"config", "[--print]", "validate this environment's CHAKRA_* variables as the library will",
+     tools::config_command::run_config_command},
+};
+
+void print_usage() {
+  std::fputs("usage: chakrashim <command> [options]\n"
+             "\n"
+             "Chakra traces from unmodified PyTorch jobs. Capture with\n"
+             "  CHAKRA_PROFILE=1 CHAKRA_TRACE_DIR=DIR LD_PRELOAD=<prefix>/lib/libchakrashim.so python train.py\n"
+             "\n"
+             "commands:\n",
+             stdout);
+  for (const Subcommand& c : kSubcommands) {
+    const std::string left = std::string(c.name) + " " + std::string(c.synopsis);
+    std::printf("  %-20s%.*s\n", left.c_str(), static_cast<int>(c.summary.size()), c.summary.data());
   }
+  std::fputs("\n"
+             "options:\n"
+             "  -h, --help          this text\n"
+             "  --version           the version\n",
+             stdout);
 }
 
-void print_plain() {
-  for (const auto& v : chakrashim::config::kConfigVars) {
-    std::printf("%.*s\n    %.*s\n    accepted: %.*s\n    default: %.*s\n",
-                static_cast<int>(v.name.size()), v.name.data(), static_cast<int>(v.doc.size()),
-                v.doc.data(), static_cast<int>(v.grammar.size()), v.grammar.data(),
-                static_cast<int>(v.fallback.size()), v.fallback.data());
-  }
+std::vector<std::string_view> names() {
+  std::vector<std::string_view> out;
+  for (const Subcommand& c : kSubcommands) out.push_back(c.name);
+  return out;
 }
 
-int run_vars(int argc, char** argv) {
-  bool markdown = false;
-  for (int i = 2; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(kVarsUsage, stdout);
-      return 0;
-    }
-    if (arg == "--markdown") {
-      markdown = true;
-      continue;
-    }
-    return chakrashim::tools::usage_error("vars", chakrashim::tools::unknown_option(arg, {"--markdown", "--help"}));
-  }
-  markdown ? print_markdown() : print_plain();
-  return 0;
+// "check, link, ... or config"
+std::string name_list() {
+  const auto all = names();
+  std::string out;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == all.size() ? " or " : ", ") + std::string(all[i]);
+  return out;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) return chakrashim::tools::usage_error("", "give a command: check, link, report, trigger, vars or config");
+  if (argc < 2) return tools::usage_error("", "give a command: " + name_list());
   const std::string_view command = argv[1];
   if (command == "-h" || command == "--help" || command == "help") {
-    std::fputs(kUsage, stdout);
+    print_usage();
     return 0;
   }
   if (command == "--version") {
     std::printf("chakrashim %s\n", CHAKRASHIM_VERSION);
     return 0;
   }
-  if (command == "vars") return run_vars(argc, argv);
-  if (command == "config") return chakrashim::tools::config_command::run_config_command(argc - 1, argv + 1);
-  if (command == "check") return chakrashim::tools::check::run_check_command(argc - 1, argv + 1);
-  if (command == "link") return chakrashim::tools::link::run_link_command(argc - 1, argv + 1);
-  if (command == "convert") {
-#ifdef CHAKRASHIM_WITH_CONVERT
-    return chakrashim::tools::convert::run_convert_command(argc - 1, argv + 1);
-#else
-    std::fputs("chakrashim convert: this build has no protobuf (install libprotobuf-dev and "
-               "protobuf-compiler, as scripts/setup.sh does, and rebuild)\n", stderr);
+  for (const Subcommand& c : kSubcommands) {
+    if (c.name != command) continue;
+    if (c.run) return c.run(argc - 1, argv + 1);
+    std::fprintf(stderr, "chakrashim %.*s: %.*s\n", static_cast<int>(c.name.size()), c.name.data(),
+                 static_cast<int>(c.absent.size()), c.absent.data());
     return 2;
-#endif
   }
-  if (command == "report") return chakrashim::tools::report::run_report_command(argc - 1, argv + 1);
-  if (command == "trigger") return chakrashim::tools::trigger::run_trigger_command(argc - 1, argv + 1);
   std::string why = "unknown command '" + std::string(command) + "'";
-  if (const auto best = chakrashim::config::nearest_name(command, {"check", "link", "convert", "report", "trigger", "vars", "config"}))
+  if (const auto best = chakrashim::config::nearest_name(command, names()))
     why += " (did you mean " + std::string(*best) + "?)";
-  return chakrashim::tools::usage_error("", why);
+  return tools::usage_error("", why);
 }

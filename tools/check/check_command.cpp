@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <regex>
 #include <string>
@@ -12,6 +11,7 @@
 #include "check/check_runner.h"
 #include "check/render.h"
 #include "common/capture_scan.h"
+#include "common/options.h"
 #include "common/rank_pool.h"
 #include "common/usage.h"
 
@@ -102,51 +102,23 @@ int check_windows(const RunRequest& base, const std::vector<std::string>& window
   return worst;
 }
 
-const std::vector<std::string_view> kOptions = {"--json", "--strict", "--quiet", "--verbose", "--step-marker",
-                                                "--jobs", "--help"};
-
 }  // namespace
 
 int run_check_command(int argc, char** argv) {
   RunRequest request;
   request.threads = default_threads();
   request.progress = true;
-  bool json = false, options_done = false;
+  bool json = false;
   TextOptions text;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (options_done || arg.empty() || arg[0] != '-' || arg == "-") {
-      request.paths.emplace_back(arg);
-    } else if (arg == "--") {
-      options_done = true;
-    } else if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (arg == "--json") {
-      json = true;
-    } else if (arg == "--strict") {
-      text.strict = true;
-    } else if (arg == "--quiet" || arg == "-q") {
-      text.quiet = true;
-    } else if (arg == "--verbose" || arg == "-v") {
-      text.verbose = true;
-    } else if (arg == "--step-marker" || arg == "--jobs") {
-      if (i + 1 >= argc || argv[i + 1][0] == '\0') return usage_error(std::string(arg) + " needs a value");
-      const std::string value = argv[++i];
-      if (arg == "--step-marker") {
-        request.step_marker = value;
-      } else {
-        char* end = nullptr;
-        const unsigned long n = std::strtoul(value.c_str(), &end, 10);
-        if (*end != '\0' || n == 0 || n > 1024 || value[0] == '-')
-          return usage_error("--jobs takes a number from 1 to 1024, not '" + value + "'");
-        request.threads = n;
-      }
-    } else {
-      return usage_error(unknown_option(arg, kOptions));
-    }
-  }
-  if (request.paths.empty()) return usage_error("give a folder or trace files");
+  CommandLine line("check", kUsage);
+  line.flag({"--json"}, json)
+      .flag({"--strict"}, text.strict)
+      .flag({"--quiet", "-q"}, text.quiet)
+      .flag({"--verbose", "-v"}, text.verbose)
+      .value({"--step-marker"}, request.step_marker)
+      .jobs(request.threads)
+      .positionals(request.paths, 1, "give a folder or trace files");
+  if (const auto status = line.read(argc, argv)) return *status;
   if (const auto windows = window_folders(request.paths); !windows.empty())
     return check_windows(request, windows, text, json);
   const RunResult result = run_check(request);

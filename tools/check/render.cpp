@@ -34,6 +34,16 @@ std::string counted(std::uint64_t n, const char* what) {
   return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
 }
 
+// "; steps 3,4 in both files", or each file's steps where they differ.
+std::string steps_text(const RankFigures& f) {
+  if (f.steps_et && f.steps_device && *f.steps_et == *f.steps_device)
+    return "; steps " + step_list(*f.steps_device) + " in both files";
+  std::string out;
+  if (f.steps_et) out += "; ET steps " + step_list(*f.steps_et);
+  if (f.steps_device) out += "; device steps " + step_list(*f.steps_device);
+  return out;
+}
+
 }  // namespace
 
 Totals count_findings(const std::vector<RankReport>& reports) {
@@ -69,12 +79,7 @@ std::string summary_line(const RankReport& report, bool show_group) {
   std::string out = prefix(report, show_group) + ": ";
   out += errors + warnings == 0 ? "ok" : counted(errors, "error") + ", " + counted(warnings, "warning");
   const RankFigures& f = report.figures;
-  if (f.steps_et && f.steps_device && *f.steps_et == *f.steps_device) {
-    out += "; steps " + step_list(*f.steps_device) + " in both files";
-  } else {
-    if (f.steps_et) out += "; ET steps " + step_list(*f.steps_et);
-    if (f.steps_device) out += "; device steps " + step_list(*f.steps_device);
-  }
+  out += steps_text(f);
   if (f.join_total) {
     out += "; rf_id join " + std::to_string(*f.join_matched) + "/" + std::to_string(*f.join_total) + " (" +
            share(*f.join_matched, *f.join_total) + ")";
@@ -91,12 +96,7 @@ std::string summary_line(const RankReport& report, bool show_group) {
 std::string verdict_key(const RankReport& report) {
   std::string out = "ok";
   const RankFigures& f = report.figures;
-  if (f.steps_et && f.steps_device && *f.steps_et == *f.steps_device) {
-    out += "; steps " + step_list(*f.steps_device) + " in both files";
-  } else {
-    if (f.steps_et) out += "; ET steps " + step_list(*f.steps_et);
-    if (f.steps_device) out += "; device steps " + step_list(*f.steps_device);
-  }
+  out += steps_text(f);
   if (f.join_total) out += "; rf_id join " + share(*f.join_matched, *f.join_total);
   if (!report.host_path) out += "; no ET";
   if (!report.device_path) out += "; no device trace";

@@ -2,8 +2,7 @@
 
 #include <string_view>
 
-#include "common/json_stream_parser.h"
-#include "common/sax_outcome.h"
+#include "common/sax_frames.h"
 #include "common/tool_schema.h"
 
 namespace chakrashim::tools {
@@ -13,9 +12,10 @@ namespace {
 using json = nlohmann::json;
 enum class Frame : std::uint8_t { top, nodes, node, inputs, input_values, attrs, attr, other };
 
-class EtSax final : public json::json_sax_t {
+class EtSax final : public FramedSax<EtSax, Frame> {
  public:
-  EtSax(EtSummary& summary, const NodeConsumer& consumer) : summary_(summary), consumer_(consumer) {}
+  EtSax(EtSummary& summary, const NodeConsumer& consumer)
+      : FramedSax(summary.parse), summary_(summary), consumer_(consumer) {}
 
   bool null() override { return true; }
   bool boolean(bool) override { return true; }
@@ -26,18 +26,10 @@ class EtSax final : public json::json_sax_t {
   bool number_float(number_float_t, const string_t&) override { return integer({}); }
   bool string(string_t& v) override;
   bool binary(binary_t&) override { return true; }
-  bool start_object(std::size_t) override { return start(true); }
-  bool start_array(std::size_t) override { return start(false); }
-  bool end_object() override { return end(); }
-  bool end_array() override { return end(); }
   bool key(string_t& k) override;
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex) override {
-    summary_.parse = outcome_of_error(ex);
-    return false;
-  }
 
  private:
-  Frame frame() const { return frames_.empty() ? Frame::other : frames_.back(); }
+  friend FramedSax<EtSax, Frame>;
   bool integer(std::optional<std::uint64_t> v);
   bool start(bool object);
   bool end();
@@ -45,8 +37,6 @@ class EtSax final : public json::json_sax_t {
 
   EtSummary& summary_;
   const NodeConsumer& consumer_;
-  std::vector<Frame> frames_;
-  bool document_started_ = false;
   std::string key_;  // the last key in the innermost object we track
   EtNode node_;
   std::string attr_name_;
@@ -94,11 +84,7 @@ bool EtSax::integer(std::optional<std::uint64_t> v) {
 }
 
 bool EtSax::start(bool object) {
-  if (!document_started_) {
-    document_started_ = true;
-    frames_.push_back(object ? Frame::top : Frame::other);
-    return true;
-  }
+  if (frames_.begin_document(object)) return true;
   Frame next = Frame::other;
   switch (frame()) {
     case Frame::top:
@@ -126,7 +112,7 @@ bool EtSax::start(bool object) {
       break;
     default: break;
   }
-  frames_.push_back(next);
+  frames_.push(next);
   // Keys of a node are only tracked directly inside it; a nested object
   // (inputs, outputs) must not leave its last key behind.
   if (next == Frame::other) key_.clear();
@@ -141,12 +127,11 @@ void EtSax::close_attr() {
 }
 
 bool EtSax::end() {
-  if (frames_.empty()) return true;
-  const Frame closed = frames_.back();
-  frames_.pop_back();
-  if (closed == Frame::attr) {
+  const std::optional<Frame> closed = frames_.pop();
+  if (!closed) return true;
+  if (*closed == Frame::attr) {
     close_attr();
-  } else if (closed == Frame::node) {
+  } else if (*closed == Frame::node) {
     ++summary_.nodes;
     consumer_(node_);
   }
@@ -157,12 +142,7 @@ bool EtSax::end() {
 }  // namespace
 
 EtSummary read_execution_trace(std::istream& in, const NodeConsumer& consumer) {
-  EtSummary summary;
-  EtSax sax(summary, consumer);
-  const JsonStreamOutcome parsed = parse_json_stream(*in.rdbuf(), sax);
-  if (parsed.ok) summary.parse = ParseOutcome{true, false, {}};
-  else summary.parse = ParseOutcome{false, parsed.truncated, parsed.stopped ? "the reader stopped" : parsed.error};
-  return summary;
+  return read_with<EtSax, EtSummary>(in, consumer);
 }
 
 }  // namespace chakrashim::tools

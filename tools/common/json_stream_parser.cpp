@@ -125,6 +125,9 @@ class Parser {
   bool number();
   bool literal(const char* rest, int kind);  // after the first letter
   bool value(int c);                         // c: the first byte, not taken yet
+  // An object's `"key":`, c its first byte (not taken yet); c becomes the
+  // byte after the ':' and the space that follows it.
+  bool key(int& c);
 
   std::streambuf& in_;
   json::json_sax_t& sax_;
@@ -339,6 +342,17 @@ bool Parser::value(int c) {
   }
 }
 
+bool Parser::key(int& c) {
+  if (c != '"') return fail("an object key expected");
+  ++p_;
+  if (!string(text_)) return false;
+  if (!sax_.key(text_)) return stop();
+  if (skip_space() != ':') return fail("':' expected after an object key");
+  ++p_;
+  c = skip_space();
+  return true;
+}
+
 JsonStreamOutcome Parser::run() {
   // Containers open: true for an object. Each step reads one value, then
   // what follows it (',' or the container's end).
@@ -362,24 +376,7 @@ JsonStreamOutcome Parser::run() {
         }
       } else {
         open.push_back(object);
-        if (object) {
-          if (c != '"') {
-            fail("an object key expected");
-            return out_;
-          }
-          ++p_;
-          if (!string(text_)) return out_;
-          if (!sax_.key(text_)) {
-            stop();
-            return out_;
-          }
-          if (skip_space() != ':') {
-            fail("':' expected after an object key");
-            return out_;
-          }
-          ++p_;
-          c = skip_space();
-        }
+        if (object && !key(c)) return out_;
         continue;
       }
     } else if (!value(c)) {
@@ -401,24 +398,7 @@ JsonStreamOutcome Parser::run() {
       if (c == ',') {
         ++p_;
         c = skip_space();
-        if (object) {
-          if (c != '"') {
-            fail("an object key expected");
-            return out_;
-          }
-          ++p_;
-          if (!string(text_)) return out_;
-          if (!sax_.key(text_)) {
-            stop();
-            return out_;
-          }
-          if (skip_space() != ':') {
-            fail("':' expected after an object key");
-            return out_;
-          }
-          ++p_;
-          c = skip_space();
-        }
+        if (object && !key(c)) return out_;
         break;  // the next value
       }
       if (c == (object ? '}' : ']')) {

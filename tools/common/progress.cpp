@@ -12,24 +12,33 @@ bool progress_wanted(std::uint64_t total_bytes) {
   return total_bytes >= kProgressMinBytes && isatty(STDERR_FILENO) == 1;
 }
 
-Progress::Progress(std::uint64_t total_bytes, bool enabled, const char* verb)
-    : total_(total_bytes), verb_(verb) {
-  if (!enabled || total_ == 0) return;
-  thread_ = std::thread([this] {
+void Ticker::start(std::chrono::milliseconds period, std::function<void(double elapsed_s)> tick) {
+  thread_ = std::thread([this, period, tick = std::move(tick)] {
+    const auto start = std::chrono::steady_clock::now();
     std::unique_lock lock(mutex_);
-    while (!wake_.wait_for(lock, std::chrono::milliseconds(200), [this] { return stop_; })) draw();
+    while (!wake_.wait_for(lock, period, [this] { return stop_; }))
+      tick(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   });
 }
 
-Progress::~Progress() {
-  if (!thread_.joinable()) return;
+bool Ticker::stop() {
+  if (!thread_.joinable()) return false;
   {
     std::lock_guard lock(mutex_);
     stop_ = true;
   }
   wake_.notify_all();
   thread_.join();
-  std::fputs("\r\033[K", stderr);
+  return true;
+}
+
+Progress::Progress(std::uint64_t total_bytes, bool enabled, const char* verb)
+    : total_(total_bytes), verb_(verb) {
+  if (enabled && total_ > 0) ticker_.start(std::chrono::milliseconds(200), [this](double) { draw(); });
+}
+
+Progress::~Progress() {
+  if (ticker_.stop()) std::fputs("\r\033[K", stderr);
 }
 
 void Progress::draw() {
@@ -60,28 +69,15 @@ RankProgress::Mode RankProgress::mode_for_stderr() { return isatty(STDERR_FILENO
 
 RankProgress::RankProgress(std::size_t total, Mode mode, const char* verb) : total_(total), mode_(mode), verb_(verb) {
   if (mode_ == Mode::none || total_ == 0) return;
-  thread_ = std::thread([this] {
-    const auto start = std::chrono::steady_clock::now();
-    const auto elapsed = [start] {
-      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    };
-    // A bar is drawn at once and kept fresh; plain lines only for long runs.
-    const auto period = mode_ == Mode::bar ? std::chrono::milliseconds(200) : std::chrono::seconds(kPlainEverySeconds);
-    std::unique_lock lock(mutex_);
-    if (mode_ == Mode::bar) draw(0);
-    while (!wake_.wait_for(lock, period, [this] { return stop_; })) draw(elapsed());
-  });
+  // A bar is drawn at once and kept fresh; plain lines only for long runs.
+  if (mode_ == Mode::bar) draw(0);
+  const std::chrono::milliseconds period =
+      mode_ == Mode::bar ? std::chrono::milliseconds(200) : std::chrono::seconds(kPlainEverySeconds);
+  ticker_.start(period, [this](double elapsed_s) { draw(elapsed_s); });
 }
 
 RankProgress::~RankProgress() {
-  if (!thread_.joinable()) return;
-  {
-    std::lock_guard lock(mutex_);
-    stop_ = true;
-  }
-  wake_.notify_all();
-  thread_.join();
-  if (mode_ == Mode::bar) std::fputs("\r\033[K", stderr);
+  if (ticker_.stop() && mode_ == Mode::bar) std::fputs("\r\033[K", stderr);
 }
 
 void RankProgress::draw(double elapsed_s) {

@@ -5,8 +5,7 @@
 
 #include "chakrashim/trace_schema.h"
 #include "common/json_capture.h"
-#include "common/json_stream_parser.h"
-#include "common/sax_outcome.h"
+#include "common/sax_frames.h"
 #include "common/time_text.h"
 #include "common/tool_schema.h"
 
@@ -42,10 +41,10 @@ Arg arg_of(std::string_view k) {
   return Arg::none;
 }
 
-class DeviceSax final : public json::json_sax_t {
+class DeviceSax final : public FramedSax<DeviceSax, Frame> {
  public:
   DeviceSax(TraceSummary& summary, const EventConsumer& consumer)
-      : summary_(summary), consumer_(consumer) {}
+      : FramedSax(summary.parse), summary_(summary), consumer_(consumer) {}
 
   bool null() override { return scalar(json(nullptr), {}, {}); }
   bool boolean(bool v) override { return scalar(json(v), {}, {}); }
@@ -60,18 +59,10 @@ class DeviceSax final : public json::json_sax_t {
   }
   bool string(string_t& v) override;
   bool binary(binary_t&) override { return scalar(json(nullptr), {}, {}); }
-  bool start_object(std::size_t) override { return start(true); }
-  bool start_array(std::size_t) override { return start(false); }
-  bool end_object() override { return end(); }
-  bool end_array() override { return end(); }
   bool key(string_t& k) override;
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex) override {
-    summary_.parse = outcome_of_error(ex);
-    return false;
-  }
 
  private:
-  Frame frame() const { return frames_.empty() ? Frame::other : frames_.back(); }
+  friend FramedSax<DeviceSax, Frame>;
   bool scalar(json v, std::optional<std::int64_t> integer, std::optional<std::string_view> text);
   bool start(bool object);
   bool end();
@@ -80,8 +71,6 @@ class DeviceSax final : public json::json_sax_t {
 
   TraceSummary& summary_;
   const EventConsumer& consumer_;
-  std::vector<Frame> frames_;
-  bool document_started_ = false;
   std::string top_key_;
   Field field_ = Field::none;
   Arg arg_ = Arg::none;
@@ -177,11 +166,7 @@ bool DeviceSax::start(bool object) {
     capture_.start_container(object);
     return true;
   }
-  if (!document_started_) {
-    document_started_ = true;
-    frames_.push_back(object ? Frame::top : Frame::other);
-    return true;
-  }
+  if (frames_.begin_document(object)) return true;
   Frame next = Frame::other;
   switch (frame()) {
     case Frame::top:
@@ -211,7 +196,7 @@ bool DeviceSax::start(bool object) {
       break;
     default: break;
   }
-  frames_.push_back(next);
+  frames_.push(next);
   return true;
 }
 
@@ -221,13 +206,12 @@ bool DeviceSax::end() {
     if (capture_.done()) *capture_target_ = capture_.value();
     return true;
   }
-  if (frames_.empty()) return true;
-  const Frame closed = frames_.back();
-  frames_.pop_back();
-  if (closed == Frame::event) {
+  const std::optional<Frame> closed = frames_.pop();
+  if (!closed) return true;
+  if (*closed == Frame::event) {
     ++summary_.events;
     consumer_(event_);
-  } else if (closed == Frame::events) {
+  } else if (*closed == Frame::events) {
     summary_.has_trace_events = true;
   }
   return true;
@@ -236,12 +220,7 @@ bool DeviceSax::end() {
 }  // namespace
 
 TraceSummary read_device_trace(std::istream& in, const EventConsumer& consumer) {
-  TraceSummary summary;
-  DeviceSax sax(summary, consumer);
-  const JsonStreamOutcome parsed = parse_json_stream(*in.rdbuf(), sax);
-  if (parsed.ok) summary.parse = ParseOutcome{true, false, {}};
-  else summary.parse = ParseOutcome{false, parsed.truncated, parsed.stopped ? "the reader stopped" : parsed.error};
-  return summary;
+  return read_with<DeviceSax, TraceSummary>(in, consumer);
 }
 
 }  // namespace chakrashim::tools

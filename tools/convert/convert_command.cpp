@@ -1,17 +1,16 @@
 #include "convert/convert_command.h"
 
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <system_error>
+#include <vector>
 
+#include "common/options.h"
 #include "common/progress.h"
 #include "common/rank_pool.h"
 #include "common/rank_totals.h"
-#include "common/usage.h"
 #include "convert/convert_runner.h"
 
 namespace chakrashim::tools::convert {
@@ -59,53 +58,25 @@ constexpr const char* kUsage =
     "the file; no output is left (it is written as .partial, renamed when done).\n"
     "exit status: 0 every rank converted, 1 a file or rank failed, 2 usage errors.\n";
 
-int usage_error(const std::string& why) { return tools::usage_error("convert", why); }
-
 struct Args {
-  std::string input, output, prefix, positional;
+  std::string input, output, prefix;
+  std::vector<std::string> given;  // one at most
   bool quiet = false, verbose = false;
   std::size_t jobs = default_threads();
 };
 
-std::string parse(int argc, char** argv, Args& a, bool& help) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    const auto value = [&](std::string& into) -> std::string {
-      if (i + 1 >= argc || argv[i + 1][0] == '\0') return std::string(arg) + " needs a value";
-      into = argv[++i];
-      return {};
-    };
-    std::string err, text;
-    if (arg == "-h" || arg == "--help") help = true;
-    else if (arg == "--input" || arg == "-i") err = value(a.input);
-    else if (arg == "--output" || arg == "-o") err = value(a.output);
-    else if (arg == "--prefix" || arg == "--output-prefix") err = value(a.prefix);
-    else if (arg == "--log-filename") err = value(text);
-    else if (arg == "--quiet" || arg == "-q") a.quiet = true;
-    else if (arg == "--verbose" || arg == "-v") a.verbose = true;
-    else if (arg == "--simulate") err = "--simulate (chakra_converter's debug simulation) is not supported";
-    else if (arg == "--jobs") {
-      err = value(text);
-      if (err.empty()) {
-        const bool digits = !text.empty() && text.size() <= 4 && text.find_first_not_of("0123456789") == std::string::npos;
-        const unsigned long n = digits ? std::stoul(text) : 0;
-        if (n == 0 || n > 1024) err = "--jobs takes a number from 1 to 1024, not '" + text + "'";
-        else a.jobs = n;
-      }
-    } else if (!arg.empty() && arg[0] == '-') {
-      err = unknown_option(arg, {"--input", "--output", "--prefix", "--output-prefix", "--jobs", "--quiet",
-                                 "--verbose", "--log-filename", "--help"});
-    } else if (a.positional.empty()) {
-      a.positional = arg;
-    } else {
-      err = "one ET+ file or one capture folder at most";
-    }
-    if (!err.empty()) return err;
-  }
-  if (help) return {};
-  if (!a.input.empty() && !a.positional.empty()) return "give the ET+ as the argument or with --input, not both";
-  if (a.input.empty() && a.positional.empty()) return "give an ET+ file or a capture folder";
-  return {};
+CommandLine command_line(Args& a) {
+  CommandLine line("convert", kUsage);
+  line.value({"--input", "-i"}, a.input)
+      .value({"--output", "-o"}, a.output)
+      .value({"--prefix", "--output-prefix"}, a.prefix)
+      .jobs(a.jobs)
+      .flag({"--quiet", "-q"}, a.quiet)
+      .flag({"--verbose", "-v"}, a.verbose)
+      .ignored({"--log-filename"})
+      .refused({"--simulate"}, "--simulate (chakra_converter's debug simulation) is not supported")
+      .positionals(a.given, 0, {}, 1, [](const std::string&) { return "one ET+ file or one capture folder at most"; });
+  return line;
 }
 
 // `rank_lines`: every converted rank's summary line; otherwise problems only.
@@ -131,37 +102,31 @@ int report(const std::vector<ConvertResult>& results, const std::vector<std::str
 
 int run_convert_command(int argc, char** argv) {
   Args a;
-  bool help = false;
-  if (const std::string err = parse(argc, argv, a, help); !err.empty()) return usage_error(err);
-  if (help) {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
-  const std::string given = a.input.empty() ? a.positional : a.input;
+  const CommandLine line = command_line(a);
+  if (const auto status = line.read(argc, argv)) return *status;
+  if (!a.input.empty() && !a.given.empty())
+    return line.usage_error("give the ET+ as the argument or with --input, not both");
+  if (a.input.empty() && a.given.empty()) return line.usage_error("give an ET+ file or a capture folder");
+  const std::string given = a.input.empty() ? a.given[0] : a.input;
   std::error_code ec;
   const bool folder = a.input.empty() && std::filesystem::is_directory(given, ec);
   if (folder) {
-    if (!a.output.empty()) return usage_error("--output is for one ET+; with a folder use --prefix");
+    if (!a.output.empty()) return line.usage_error("--output is for one ET+; with a folder use --prefix");
     const ConvertPlan plan = plan_convert(given, a.prefix);
     if (!plan.error.empty()) {
-      for (const auto& line : plan.skipped) std::fprintf(stderr, "%s\n", line.c_str());
+      for (const auto& skip : plan.skipped) std::fprintf(stderr, "%s\n", skip.c_str());
       std::fprintf(stderr, "chakrashim convert: %s\n", plan.error.c_str());
       return 1;
     }
     // As link does: progress in ranks, a line per rank only where it is read.
-    const auto start = std::chrono::steady_clock::now();
-    std::vector<ConvertResult> results;
-    {
-      RankProgress progress(plan.jobs.size(), a.quiet ? RankProgress::Mode::none : RankProgress::mode_for_stderr(),
-                            "converting");
-      results = convert_all(plan.jobs, a.jobs, [&progress] { progress.done_one(); });
-    }
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const int status = report(results, plan.skipped, rank_lines_wanted(results.size(), a.verbose, a.quiet), false);
-    if (!a.quiet) std::printf("%s\n", totals_line(results, seconds).c_str());
+    const auto run = run_ranks(plan.jobs, a.jobs, a.quiet, "converting",
+                               [](const ConvertJob& job) { return convert_one(job); });
+    const int status =
+        report(run.results, plan.skipped, rank_lines_wanted(run.results.size(), a.verbose, a.quiet), false);
+    if (!a.quiet) std::printf("%s\n", totals_line(run.results, run.seconds).c_str());
     return plan.skipped.empty() ? status : 1;
   }
-  if (!a.prefix.empty()) return usage_error("--prefix is for a capture folder; use --output");
+  if (!a.prefix.empty()) return line.usage_error("--prefix is for a capture folder; use --output");
   if (!std::filesystem::exists(given, ec)) {
     std::fprintf(stderr, "chakrashim convert: %s: no such file or folder\n", given.c_str());
     return 1;

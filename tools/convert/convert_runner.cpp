@@ -10,7 +10,6 @@
 #include "common/capture_scan.h"
 #include "common/chunk_pipe.h"
 #include "common/joining_thread.h"
-#include "common/rank_pool.h"
 #include "common/rank_totals.h"
 #include "convert/et_encoding.h"
 #include "convert/et_file_writer.h"
@@ -201,16 +200,6 @@ std::string default_output_for(const std::string& input) {
     if (base.size() > s.size() && base.compare(base.size() - s.size(), s.size(), s) == 0) base.resize(base.size() - s.size());
   }
   return base + ".et";
-}
-
-std::vector<ConvertResult> convert_all(const std::vector<ConvertJob>& jobs, std::size_t threads,
-                                       const std::function<void()>& on_done) {
-  std::vector<ConvertResult> results(jobs.size());
-  for_each_index(jobs.size(), threads, [&](std::size_t i) {
-    results[i] = convert_one(jobs[i]);
-    if (on_done) on_done();
-  });
-  return results;
 }
 
 std::string totals_line(const std::vector<ConvertResult>& results, double seconds) {

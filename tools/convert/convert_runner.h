@@ -6,7 +6,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,11 +54,6 @@ ConvertPlan plan_convert(const std::string& dir, const std::string& prefix);
 // The .et name for a single ET+ without --output: "linked.0.json.gz" ->
 // "linked.0.et".
 std::string default_output_for(const std::string& input);
-
-// `on_done` (may be empty) is called once per rank as it finishes, from the
-// worker thread (link_ranks' contract: RankProgress counts it).
-std::vector<ConvertResult> convert_all(const std::vector<ConvertJob>& jobs, std::size_t threads,
-                                       const std::function<void()>& on_done = {});
 
 // The end of a capture's conversion, in one line (common/rank_totals.h):
 //   "chakrashim convert: 512 ranks converted, 0 failed; 512 linked in memory; 9216 nodes written; 3.10 s; .et in /t/0_et"

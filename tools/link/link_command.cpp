@@ -1,19 +1,17 @@
 #include "link/link_command.h"
 
-#include <chrono>
+#include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "common/capture_scan.h"
+#include "common/options.h"
 #include "common/progress.h"
 #include "common/rank_pool.h"
 #include "common/rank_totals.h"
-#include "common/usage.h"
 #include "link/link_runner.h"
 
 namespace chakrashim::tools::link {
@@ -58,67 +56,39 @@ constexpr const char* kUsage =
     "\n"
     "exit status: 0 every rank linked, 1 a rank failed, 2 usage errors.\n";
 
-int usage_error(const std::string& why) { return tools::usage_error("link", why); }
-
-const std::vector<std::string_view> kOptions = {
-    "--host", "--chakra-host-trace", "--device", "--chakra-device-trace", "--output", "--output-file", "--rank",
-    "--output-dir", "--gzip", "--jobs", "--quiet", "--verbose", "--log-level", "--help"};
-
 struct Args {
-  std::string host, device, output, output_dir, dir;
+  std::string host, device, output, output_dir;
+  std::vector<std::string> dirs;  // one at most
   std::optional<std::uint64_t> rank;
   bool gzip = false, quiet = false, verbose = false;
   std::size_t jobs = default_threads();
 };
 
-std::optional<std::uint64_t> to_number(const std::string& text, std::uint64_t max) {
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 19)
-    return std::nullopt;
-  const auto v = std::stoull(text);
-  if (v > max) return std::nullopt;
-  return v;
+CommandLine command_line(Args& a) {
+  CommandLine line("link", kUsage);
+  line.value({"--host", "--chakra-host-trace"}, a.host)
+      .value({"--device", "--chakra-device-trace"}, a.device)
+      .value({"--output", "--output-file"}, a.output)
+      .number({"--rank"}, 0, UINT32_MAX, "a number", a.rank)
+      .value({"--output-dir"}, a.output_dir)
+      .flag({"--gzip"}, a.gzip)
+      .jobs(a.jobs)
+      .flag({"--quiet", "-q"}, a.quiet)
+      .flag({"--verbose", "-v"}, a.verbose)
+      .ignored({"--log-level"})
+      .positionals(a.dirs, 0, {}, 1, [](const std::string&) {
+        return "one folder at most (for one rank's files use --host and --device)";
+      });
+  return line;
 }
 
-// Returns an error text, or empty when the arguments are good.
-std::string parse(int argc, char** argv, Args& a, bool& help) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    const auto value = [&](std::string& into) -> std::string {
-      if (i + 1 >= argc || argv[i + 1][0] == '\0') return std::string(arg) + " needs a value";
-      into = argv[++i];
-      return {};
-    };
-    std::string err, text;
-    if (arg == "-h" || arg == "--help") help = true;
-    else if (arg == "--host" || arg == "--chakra-host-trace") err = value(a.host);
-    else if (arg == "--device" || arg == "--chakra-device-trace") err = value(a.device);
-    else if (arg == "--output" || arg == "--output-file") err = value(a.output);
-    else if (arg == "--output-dir") err = value(a.output_dir);
-    else if (arg == "--gzip") a.gzip = true;
-    else if (arg == "--quiet" || arg == "-q") a.quiet = true;
-    else if (arg == "--verbose" || arg == "-v") a.verbose = true;
-    else if (arg == "--log-level") err = value(text);
-    else if (arg == "--rank" || arg == "--jobs") {
-      err = value(text);
-      if (err.empty() && arg == "--rank") {
-        a.rank = to_number(text, UINT32_MAX);
-        if (!a.rank) err = "--rank takes a number, not '" + text + "'";
-      } else if (err.empty()) {
-        const auto n = to_number(text, 1024);
-        if (!n || *n == 0) err = "--jobs takes a number from 1 to 1024, not '" + text + "'";
-        else a.jobs = *n;
-      }
-    } else if (!arg.empty() && arg[0] == '-') err = unknown_option(arg, kOptions);
-    else if (a.dir.empty()) a.dir = arg;
-    else err = "one folder at most (for one rank's files use --host and --device)";
-    if (!err.empty()) return err;
-  }
-  if (help) return {};
+// What the options say together; empty when they agree.
+std::string check_args(const Args& a) {
   const bool one_rank = !a.host.empty() || !a.device.empty() || !a.output.empty();
-  if (one_rank && !a.dir.empty()) return "give a folder, or --host/--device/--output, not both";
+  if (one_rank && !a.dirs.empty()) return "give a folder, or --host/--device/--output, not both";
   if (one_rank && (a.host.empty() || a.device.empty() || a.output.empty()))
     return "one rank needs --host, --device and --output";
-  if (!one_rank && a.dir.empty()) return "give a capture folder, or --host, --device and --output";
+  if (!one_rank && a.dirs.empty()) return "give a capture folder, or --host, --device and --output";
   if (!a.output_dir.empty() && one_rank) return "--output-dir is for a capture folder; use --output";
   return {};
 }
@@ -139,31 +109,22 @@ int report(const std::vector<RankResult>& results, const std::vector<std::string
 
 int run_link_command(int argc, char** argv) {
   Args a;
-  bool help = false;
-  if (const std::string err = parse(argc, argv, a, help); !err.empty()) return usage_error(err);
-  if (help) {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
-  if (a.dir.empty()) {
+  const CommandLine line = command_line(a);
+  if (const auto status = line.read(argc, argv)) return *status;
+  if (const std::string err = check_args(a); !err.empty()) return line.usage_error(err);
+  if (a.dirs.empty()) {
     RankJob job{a.rank.value_or(rank_from_file_name(std::filesystem::path(a.device).filename().string()).value_or(0)), a.host, a.device, a.output, a.gzip};
     return report({link_rank(job)}, {}, !a.quiet);
   }
-  const CapturePlan plan = plan_capture(a.dir, a.output_dir, a.gzip);
+  const CapturePlan plan = plan_capture(a.dirs[0], a.output_dir, a.gzip);
   if (!plan.error.empty()) {
     std::fprintf(stderr, "chakrashim link: %s\n", plan.error.c_str());
     return 1;
   }
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<RankResult> results;
-  {
-    RankProgress progress(plan.jobs.size(), a.quiet ? RankProgress::Mode::none : RankProgress::mode_for_stderr());
-    results = link_ranks(plan.jobs, a.jobs, [&progress] { progress.done_one(); });
-  }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const bool rank_lines = rank_lines_wanted(results.size(), a.verbose, a.quiet);
-  const int status = report(results, plan.skipped, rank_lines);
-  if (!a.quiet) std::printf("%s\n", totals_line(results, seconds).c_str());
+  const auto run = run_ranks(plan.jobs, a.jobs, a.quiet, "linking", link_rank);
+  const bool rank_lines = rank_lines_wanted(run.results.size(), a.verbose, a.quiet);
+  const int status = report(run.results, plan.skipped, rank_lines);
+  if (!a.quiet) std::printf("%s\n", totals_line(run.results, run.seconds).c_str());
   return plan.skipped.empty() ? status : 1;
 }
 

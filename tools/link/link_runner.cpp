@@ -11,7 +11,6 @@
 #include "common/chunk_pipe.h"
 #include "common/et_reader.h"
 #include "common/pair_identity.h"
-#include "common/rank_pool.h"
 #include "common/rank_totals.h"
 #include "common/tool_schema.h"
 #include "common/trace_reader.h"
@@ -253,16 +252,6 @@ CapturePlan plan_capture(const std::string& dir, const std::string& output_dir, 
   }
   if (plan.jobs.empty() && plan.error.empty()) plan.error = dir + ": no rank has both a host ET and a device trace";
   return plan;
-}
-
-std::vector<RankResult> link_ranks(const std::vector<RankJob>& jobs, std::size_t threads,
-                                   const std::function<void()>& on_done) {
-  std::vector<RankResult> results(jobs.size());
-  for_each_index(jobs.size(), threads, [&](std::size_t i) {
-    results[i] = link_rank(jobs[i]);
-    if (on_done) on_done();
-  });
-  return results;
 }
 
 std::string totals_line(const std::vector<RankResult>& results, double seconds) {

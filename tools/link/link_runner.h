@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -59,11 +58,6 @@ struct CapturePlan {
   std::string error;
 };
 CapturePlan plan_capture(const std::string& dir, const std::string& output_dir, bool gzip);
-
-// `on_done` (may be empty) is called once per rank as it finishes, from the
-// worker thread.
-std::vector<RankResult> link_ranks(const std::vector<RankJob>& jobs, std::size_t threads,
-                                   const std::function<void()>& on_done = {});
 
 // The end of a capture's link, in one line:
 //   "chakrashim link: 512 ranks linked, 0 failed; 1843200 GPU ops linked; 6.52 s; ET+ in /t/0_linked"

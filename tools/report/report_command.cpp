@@ -1,12 +1,13 @@
 #include "report/report_command.h"
 
+#include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "common/options.h"
 #include "common/rank_pool.h"
 #include "common/usage.h"
 #include "config/value_grammar.h"
@@ -57,17 +58,6 @@ constexpr const char* kUsage =
 
 int usage_error(const std::string& why) { return tools::usage_error("report", why); }
 
-const std::vector<std::string_view> kOptions = {"--html", "--json", "--top", "--top-ranks", "--ranks", "--all",
-                                                "--timeline-rank", "--timeline-step", "--jobs", "--help"};
-
-// "12" -> 12; nullopt for anything but plain digits in [min, max].
-std::optional<std::uint64_t> number(const std::string& text, std::uint64_t min, std::uint64_t max) {
-  if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-  const std::uint64_t n = std::strtoull(text.c_str(), nullptr, 10);
-  if (n < min || n > max) return std::nullopt;
-  return n;
-}
-
 // What the page says it shows: the folder given, or the files' folder.
 std::string display_folder(const std::vector<std::string>& paths) {
   if (paths.size() == 1) return paths[0];
@@ -80,52 +70,29 @@ int run_report_command(int argc, char** argv) {
   ReportRequest request;
   request.threads = default_threads();
   request.progress = true;
-  bool json = false, options_done = false;
+  bool json = false;
   TextOptions text;
   std::string html_path;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (options_done || arg.empty() || arg[0] != '-' || arg == "-") {
-      request.paths.emplace_back(arg);
-    } else if (arg == "--") {
-      options_done = true;
-    } else if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (arg == "--json") {
-      json = true;
-    } else if (arg == "--all") {
-      text.all = true;
-    } else if (arg == "--ranks") {
-      if (i + 1 >= argc || argv[i + 1][0] == '\0') return usage_error("--ranks needs a value");
-      const std::string value = argv[++i];
-      const auto set = config::parse_rank_list(value);
-      if (!set) return usage_error("--ranks takes a list like 0,3,8-15, not '" + value + "'");
-      text.ranks = std::vector<std::uint64_t>{};
-      request.only_ranks = *set;
-    } else if (arg == "--html" || arg == "--top" || arg == "--jobs" || arg == "--timeline-rank" ||
-               arg == "--timeline-step" || arg == "--top-ranks") {
-      if (i + 1 >= argc || argv[i + 1][0] == '\0') return usage_error(std::string(arg) + " needs a value");
-      const std::string value = argv[++i];
-      if (arg == "--html") {
-        html_path = value;
-        continue;
-      }
-      const auto n = arg == "--top"         ? number(value, 1, 100)
-                     : arg == "--top-ranks" ? number(value, 1, 1000)
-                     : arg == "--jobs"      ? number(value, 1, 1024)
-                                            : number(value, 0, UINT64_MAX - 1);
-      if (!n) return usage_error(std::string(arg) + " takes a number in its range, not '" + value + "'");
-      if (arg == "--top") text.top_ops = *n;
-      else if (arg == "--top-ranks") text.top_ranks = *n;
-      else if (arg == "--jobs") request.threads = *n;
-      else if (arg == "--timeline-rank") request.timeline_rank = *n;
-      else request.timeline_step = *n;
-    } else {
-      return usage_error(unknown_option(arg, kOptions));
-    }
-  }
-  if (request.paths.empty()) return usage_error("give a folder or device trace files");
+  constexpr const char* kInRange = "a number in its range";
+  CommandLine line("report", kUsage);
+  line.value({"--html"}, html_path)
+      .flag({"--json"}, json)
+      .number({"--top"}, 1, 100, kInRange, text.top_ops)
+      .number({"--top-ranks"}, 1, 1000, kInRange, text.top_ranks)
+      .value({"--ranks"},
+             [&](std::string_view, const std::string& value) {
+               const auto set = config::parse_rank_list(value);
+               if (!set) return "--ranks takes a list like 0,3,8-15, not '" + value + "'";
+               text.ranks = std::vector<std::uint64_t>{};
+               request.only_ranks = *set;
+               return std::string();
+             })
+      .flag({"--all"}, text.all)
+      .number({"--timeline-rank"}, 0, UINT64_MAX - 1, kInRange, request.timeline_rank)
+      .number({"--timeline-step"}, 0, UINT64_MAX - 1, kInRange, request.timeline_step)
+      .number({"--jobs"}, 1, 1024, kInRange, request.threads)
+      .positionals(request.paths, 1, "give a folder or device trace files");
+  if (const auto status = line.read(argc, argv)) return *status;
   request.want_timeline = !html_path.empty();
   const Report report = run_report(request);
   if (!report.usage_error.empty()) return usage_error(report.usage_error);

@@ -1,6 +1,7 @@
 #include "trigger/trigger_command.h"
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -14,7 +15,7 @@
 
 #include "check/capture_rules.h"
 #include "check/check_command.h"
-#include "common/usage.h"
+#include "common/options.h"
 #include "config/value_grammar.h"
 #include "trigger/control_folder.h"
 #include "trigger/trigger_file.h"
@@ -60,14 +61,10 @@ constexpr const char* kUsage =
     "for is past, the trigger could not be written, or (with --wait) files are\n"
     "missing or check found errors; 2 usage errors.\n";
 
-const std::vector<std::string_view> kOptions = {"--steps", "--in", "--at", "--job", "--wait", "--timeout", "--help"};
-
 constexpr std::uint64_t kMaxTimeoutS = 7 * 24 * 3600;
 // How long a note without a rate is watched for a second one: the publishing
 // rank rewrites step.json at most once a second, when its step changed.
 constexpr double kMeasurePatienceS = 2.5;
-
-int usage_error(const std::string& why) { return tools::usage_error("trigger", why); }
 
 int failure(const std::string& why) {
   std::fprintf(stderr, "chakrashim trigger: %s\n", why.c_str());
@@ -82,56 +79,35 @@ struct Options {
   std::optional<std::uint64_t> timeout_s;
 };
 
-// Parses argv into `out`; returns the usage error's text, or empty.
-std::string parse(int argc, char** argv, Options& out, bool& help) {
-  std::vector<std::string> paths;
-  bool options_done = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (options_done || arg.empty() || arg[0] != '-' || arg == "-") {
-      paths.emplace_back(arg);
-    } else if (arg == "--") {
-      options_done = true;
-    } else if (arg == "-h" || arg == "--help") {
-      help = true;
-      return {};
-    } else if (arg == "--wait") {
-      out.wait = true;
-    } else if (arg == "--steps" || arg == "--in" || arg == "--at" || arg == "--job" || arg == "--timeout") {
-      if (i + 1 >= argc || argv[i + 1][0] == '\0') return std::string(arg) + " needs a value";
-      const std::string value = argv[++i];
-      const auto n = config::parse_decimal(value);
-      if (arg == "--steps") {
-        if (!n || *n == 0 || *n > window::kMaxTriggerSteps)
-          return "--steps takes 1 to " + std::to_string(window::kMaxTriggerSteps) + ", not '" + value + "'";
-        out.plan.steps = *n;
-      } else if (arg == "--in") {
-        if (!n || *n == 0) return "--in takes a number of steps, 1 or more, not '" + value + "'";
-        out.plan.in = *n;
-      } else if (arg == "--at") {
-        if (!n) return "--at takes a step number, not '" + value + "'";
-        out.plan.at = *n;
-      } else if (arg == "--timeout") {
-        if (!n || *n == 0 || *n > kMaxTimeoutS)
-          return "--timeout takes seconds, 1 to " + std::to_string(kMaxTimeoutS) + ", not '" + value + "'";
-        out.timeout_s = *n;
-      } else {
-        const auto id = config::parse_job_id(value);
-        if (!id) return "--job takes a job id (1-128 characters of A-Z a-z 0-9 . _ + -), not '" + value + "'";
-        out.job = *id;
-      }
-    } else {
-      return unknown_option(arg, kOptions);
-    }
-  }
-  if (paths.empty()) return "give the trace folder the job writes to (its CHAKRA_TRACE_DIR)";
-  if (paths.size() > 1) return "give one trace folder, not '" + paths[1] + "' too";
+CommandLine command_line(Options& out, std::vector<std::string>& paths) {
+  CommandLine line("trigger", kUsage);
+  line.number({"--steps"}, 1, window::kMaxTriggerSteps, "1 to " + std::to_string(window::kMaxTriggerSteps),
+              out.plan.steps)
+      .number({"--in"}, 1, UINT64_MAX, "a number of steps, 1 or more", out.plan.in)
+      .number({"--at"}, 0, UINT64_MAX, "a step number", out.plan.at)
+      .value({"--job"},
+             [&out](std::string_view, const std::string& value) {
+               const auto id = config::parse_job_id(value);
+               if (!id) return "--job takes a job id (1-128 characters of A-Z a-z 0-9 . _ + -), not '" + value + "'";
+               out.job = *id;
+               return std::string();
+             })
+      .flag({"--wait"}, out.wait)
+      .number({"--timeout"}, 1, kMaxTimeoutS, "seconds, 1 to " + std::to_string(kMaxTimeoutS), out.timeout_s)
+      .positionals(paths, 1, "give the trace folder the job writes to (its CHAKRA_TRACE_DIR)", 1,
+                   [](const std::string& extra) { return "give one trace folder, not '" + extra + "' too"; });
+  return line;
+}
+
+// What the options say together; empty when they agree. Sets the trace
+// folder, absolute, so that the folder the lines name can be pasted from
+// anywhere.
+std::string settle(Options& out, const std::string& path) {
   if (out.plan.in && out.plan.at) return "--in and --at both say where the window begins: give one";
   if (out.timeout_s && !out.wait) return "--timeout is how long --wait waits: give --wait too";
-  // Absolute, so that the folder the lines name can be pasted from anywhere.
   std::error_code ec;
-  const std::filesystem::path absolute = std::filesystem::absolute(paths[0], ec);
-  out.trace_dir = ec ? paths[0] : absolute.lexically_normal().string();
+  const std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+  out.trace_dir = ec ? path : absolute.lexically_normal().string();
   while (out.trace_dir.size() > 1 && out.trace_dir.back() == '/') out.trace_dir.pop_back();
   return {};
 }
@@ -298,14 +274,12 @@ int wait_and_check(const Options& options, const window::StepNote& note, const s
 
 int run_trigger_command(int argc, char** argv) {
   Options options;
-  bool help = false;
-  if (const std::string why = parse(argc, argv, options, help); !why.empty()) return usage_error(why);
-  if (help) {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
+  std::vector<std::string> paths;
+  const CommandLine line = command_line(options, paths);
+  if (const auto status = line.read(argc, argv)) return *status;
+  if (const std::string why = settle(options, paths[0]); !why.empty()) return line.usage_error(why);
   const JobChoice choice = choose_job(options.trace_dir, options.job, unix_now());
-  if (choice.status == 2) return usage_error(choice.message);
+  if (choice.status == 2) return line.usage_error(choice.message);
   if (!choice.job) return failure(choice.message);
   const JobFolder& job = *choice.job;
   window::StepNote note = *job.note;
