@@ -49,7 +49,7 @@ const Subcommand kSubcommands[] = {
 #endif
     {"report", "DIR|FILE...", "step times, top ops, GPU busy and overlap, rank skew (docs/report.md)",
      tools::report::run_report_command},
-    {"trigger", "TRACE_DIR", "ask a running CHAKRA_ON_DEMAND=1 job to capture steps now (docs/trigger.md)",
+    {"trigger", "TRACE_DIR", "ask a running CHAKRA_ON_DEMAND=1 job to capture steps now (docs/on-demand.md)",
      tools::trigger::run_trigger_command},
     {"vars", "[--markdown]", "list every CHAKRA_* variable with its grammar and default",
      tools::vars_command::run_vars_command},

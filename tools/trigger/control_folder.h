@@ -1,5 +1,5 @@
 // Which running job `chakrashim trigger` talks to: the job folders under
-// TRACE_DIR/.chakrashim/ and what each one's step.json says (docs/trigger.md).
+// TRACE_DIR/.chakrashim/ and what each one's step.json says (docs/on-demand.md).
 // Reading only; the trigger itself is written by trigger_file.h.
 #pragma once
 

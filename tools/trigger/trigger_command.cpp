@@ -36,7 +36,7 @@ constexpr const char* kUsage =
     "step, writes one trigger there and says what it asked for. The window that\n"
     "begins at step S is written to TRACE_DIR/step-S/, in the usual layout\n"
     "(JOB_chakra/rank-R.json, JOB_kineto/rank-R.json[.gz]), so `chakrashim check\n"
-    "TRACE_DIR/step-S` reads it like any capture. docs/trigger.md has the details.\n"
+    "TRACE_DIR/step-S` reads it like any capture. docs/on-demand.md has the details.\n"
     "\n"
     "options:\n"
     "  --steps N     steps to keep (default 5, at most 100000); a job with\n"
