@@ -5,6 +5,8 @@ node, and the trace writer runs at the lowest scheduling priority. No test
 here times anything: scripts/bench_window_end.py measures the cost."""
 import os
 import re
+import resource
+import shutil
 import socket
 import subprocess
 import sys
@@ -87,8 +89,45 @@ class WindowEnd(CaptureCase):
         self.assert_ran(r)
         # What the OS reports for the writer thread (sched_getscheduler, or
         # its nice value where SCHED_IDLE is refused).
-        self.assertRegex(r.stderr, r"the trace writer runs at (SCHED_IDLE|nice 19)")
+        if can_restore_priority():
+            self.assertRegex(r.stderr, r"the trace writer runs at (SCHED_IDLE|nice 19)")
+        else:
+            self.assertIn("the trace writer runs at the job's priority: this process could not "
+                          "take it back", r.stderr)
         self.assert_valid_capture([2, 3])
+
+    @unittest.skipUnless(os.geteuid() == 0 and shutil.which("setpriv"),
+                         "needs root and setpriv to drop CAP_SYS_NICE")
+    def test_without_a_way_back_the_writer_keeps_the_jobs_priority(self):
+        # Linux lets a thread leave SCHED_IDLE only with CAP_SYS_NICE or an
+        # RLIMIT_NICE of 20: without either, a writer lowered while the job
+        # trained could never be raised at exit, and on a node busy with
+        # other work it missed CHAKRA_EXIT_TIMEOUT (the README's run, 20 s,
+        # files left .partial). So it is not lowered at all.
+        env = job_env(self.trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=3,
+                      CHAKRA_LOG_LEVEL="debug")
+        r = subprocess.run(["setpriv", "--inh-caps=-sys_nice", "--bounding-set=-sys_nice", "--",
+                            PYTHON, os.path.join(JOBS, "plain_loop.py"), "6"],
+                           env={k: str(v) for k, v in env.items()}, capture_output=True, text=True,
+                           timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("the trace writer runs at the job's priority: this process could not "
+                      "take it back", r.stderr)
+        self.assertNotRegex(r.stderr, r"the trace writer runs at (SCHED_IDLE|nice 19)")
+        self.assert_valid_capture([2, 3])
+
+
+def can_restore_priority():
+    """As the library decides (trace_files.cpp): CAP_SYS_NICE in the
+    effective set, or an RLIMIT_NICE that allows nice 0."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NICE)
+    if soft == resource.RLIM_INFINITY or soft >= 20:
+        return True
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("CapEff:"):
+                return bool(int(line.split()[1], 16) & (1 << 23))
+    return False
 
 
 if __name__ == "__main__":

@@ -261,6 +261,10 @@ void Capture::at_exit() {
 }
 
 void Capture::wait_for_writer() {
+  // The job ends (exit, or a terminating signal that waits for the files):
+  // nothing of the job's competes with the writer any more, and a writer
+  // left at the lowest priority could miss the timeout on a busy node.
+  if (exiting_.load() || SignalRelay::terminating_recorded()) writer_.raise_priority();
   if (!writer_.wait(config_.exit_timeout_s) && !writer_late_said_.exchange(true)) {
     log_error("the trace writer did not finish within CHAKRA_EXIT_TIMEOUT=" +
               std::to_string(config_.exit_timeout_s) + " s; its files stay .partial");

@@ -210,27 +210,63 @@ files::PublishResult finalize_torch_et(const std::string& final_path, bool overw
   return r;
 }
 
+// Whether this process may take a thread back from SCHED_IDLE (or nice 19)
+// to the job's priority: Linux lets a thread leave SCHED_IDLE only with
+// CAP_SYS_NICE or an RLIMIT_NICE that allows nice 0 (20), and most users
+// have neither (RLIMIT_NICE is 0 by default). Asked once.
+bool can_restore_priority() {
+  static const bool can = [] {
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NICE, &limit) == 0 &&
+        (limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur >= 20))
+      return true;
+    // CAP_SYS_NICE (23) in the effective set: capget's version-3 layout,
+    // without libcap.
+    struct {
+      std::uint32_t version;
+      int pid;
+    } header{0x20080522, 0};
+    struct {
+      std::uint32_t effective, permitted, inheritable;
+    } data[2]{};
+    return ::syscall(SYS_capget, &header, data) == 0 && (data[0].effective & (1u << 23)) != 0;
+  }();
+  return can;
+}
+
 // The writer thread yields the CPU to every other thread of the machine
 // (issue #34: on a 2-core node its JSON competed with training and slowed
-// the two steps after each window by 6-11 ms). SCHED_IDLE, the lowest
-// policy Linux has, needs no privilege to enter; where it is refused (a
-// seccomp profile, say), nice 19 for this thread alone. Said at debug level,
-// as the OS reports it back (tests/e2e/test_window_end.py reads it).
-void lower_writer_priority() {
+// the two steps after each window by 6-11 ms): SCHED_IDLE, the lowest
+// policy Linux has; where it is refused (a seccomp profile, say), nice 19
+// for this thread alone. Only where the capture can take it back at exit
+// or on a terminating signal (raise_priority): a writer left at SCHED_IDLE
+// while other work keeps the node busy (the other ranks of the node still
+// training, say) could miss CHAKRA_EXIT_TIMEOUT at exit and leave its files
+// .partial (e2e's README run did, at 20 s, on a loaded 2-core machine).
+// Said at debug level, as the OS reports it back (tests/e2e/test_window_end.py
+// reads it). Returns the thread's id if lowered, else 0.
+pid_t lower_writer_priority() {
+  const auto tid = static_cast<pid_t>(::syscall(SYS_gettid));
+  if (!can_restore_priority()) {
+    log_debug("the trace writer runs at the job's priority: this process could not take it back "
+              "from a lower one at exit (no CAP_SYS_NICE, RLIMIT_NICE below 20)");
+    return 0;
+  }
   sched_param param{};
   param.sched_priority = 0;
   if (::sched_setscheduler(0, SCHED_IDLE, &param) == 0 && ::sched_getscheduler(0) == SCHED_IDLE) {
     log_debug("the trace writer runs at SCHED_IDLE");
-    return;
+    return tid;
   }
   // On Linux a thread's nice value is its own (setpriority on its tid).
-  const auto tid = static_cast<id_t>(::syscall(SYS_gettid));
   errno = 0;
-  if (::setpriority(PRIO_PROCESS, tid, 19) == 0 && ::getpriority(PRIO_PROCESS, tid) == 19 && errno == 0) {
+  if (::setpriority(PRIO_PROCESS, static_cast<id_t>(tid), 19) == 0 &&
+      ::getpriority(PRIO_PROCESS, static_cast<id_t>(tid)) == 19 && errno == 0) {
     log_debug("the trace writer runs at nice 19");
-    return;
+    return tid;
   }
   log_debug("the trace writer runs at the job's priority: the OS refused SCHED_IDLE and nice 19");
+  return 0;
 }
 
 }  // namespace
@@ -422,9 +458,15 @@ void TraceWriterThread::start(WindowOutput output) {
       std::unique_lock<std::mutex> lock(mutex_);
       done_cv_.wait(lock, [&] { return written_ >= ticket; });
     }
-    if (lower_priority) lower_writer_priority();
+    if (lower_priority && !full_speed_.load()) {
+      lowered_tid_.store(lower_writer_priority());
+      // The job may have begun to end meanwhile: its raise may have come
+      // before this thread was lowered.
+      if (full_speed_.load()) raise_priority();
+    }
     write_and_log(*shared);
     std::lock_guard<std::mutex> lock(mutex_);
+    lowered_tid_.store(0);
     --running_;
     ++written_;
     done_cv_.notify_all();
@@ -453,6 +495,18 @@ void TraceWriterThread::start(WindowOutput output) {
   // Detached so that exit never blocks on join or terminates on a joinable
   // thread; completion is signalled through done_cv_.
   thread_.detach();
+}
+
+void TraceWriterThread::raise_priority() {
+  full_speed_.store(true);
+  const pid_t tid = lowered_tid_.load();
+  if (tid == 0) return;
+  // Back to the job's own policy and nice (can_restore_priority said the
+  // OS allows it); a thread that ended meanwhile makes these fail, harmlessly.
+  sched_param param{};
+  param.sched_priority = 0;
+  ::sched_setscheduler(tid, SCHED_OTHER, &param);
+  ::setpriority(PRIO_PROCESS, static_cast<id_t>(tid), 0);
 }
 
 bool TraceWriterThread::wait(std::uint64_t seconds) {

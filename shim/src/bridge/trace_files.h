@@ -4,6 +4,9 @@
 // renames happen on the writer thread.
 #pragma once
 
+#include <sys/types.h>
+
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -82,6 +85,10 @@ class TraceWriterThread {
   void start(WindowOutput output);
   // Waits until the files are written or `seconds` passed; false on timeout.
   bool wait(std::uint64_t seconds);
+  // The job is ending (exit, a terminating signal): a writer that lowered
+  // its priority while the job trained on gets the job's back, and later
+  // windows keep it; nothing of the job's competes any more.
+  void raise_priority();
 
  private:
   std::mutex mutex_;
@@ -90,6 +97,9 @@ class TraceWriterThread {
   std::uint64_t next_ticket_ = 0;  // windows handed over, in order
   std::uint64_t written_ = 0;      // windows done, in order
   std::thread thread_;
+  // The thread running at the lowest priority now, 0 if none.
+  std::atomic<pid_t> lowered_tid_{0};
+  std::atomic<bool> full_speed_{false};
 };
 
 // Writes both files now, on the calling thread; logs one summary line.
