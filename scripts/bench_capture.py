@@ -18,13 +18,15 @@ import subprocess
 import sys
 import tempfile
 
+from bench_common import plain_env
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE = os.path.join(ROOT, "examples", "train_tiny.py")
 
 
 def run(kind, args, preload, tmp, i):
     times = os.path.join(tmp, f"{kind}-{i}.txt")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CHAKRA_") and k != "LD_PRELOAD"}
+    env = plain_env()
     cmd = [sys.executable, EXAMPLE, "--steps", str(args.steps), "--step-times", times]
     if kind in ("outside", "ours"):
         env.update(LD_PRELOAD=preload, CHAKRA_PROFILE="1",

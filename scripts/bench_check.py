@@ -10,62 +10,24 @@ The golden pair (docs/trace-format.md, "Golden pair"; not in the repository:
 temporary folder first, so the figures are for plain JSON. Prints figures
 only; never fails on them.
 
-Peak RSS: Linux charges a process, at exec, with the peak of the memory it
-had before (signal->maxrss), and a child of Python starts as a copy of this
-interpreter, so os.wait4's ru_maxrss is at least Python's own size. GNU time
-(/usr/bin/time), a small process, forks the check itself and reports its
-ru_maxrss; it is used when present. Otherwise the wait4 figure is printed as
-an upper bound. The `--version` row is the floor of either method.
+Peak RSS as scripts/bench_common.py measures it (GNU time when present,
+else os.wait4's upper bound). The `--version` row is the floor of either
+method.
 """
-import argparse
 import gzip
 import os
 import shutil
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-GNU_TIME = "/usr/bin/time"
-
-
-def run_once(cmd):
-    """(wall seconds, peak RSS bytes, exit status) of one run."""
-    fd, report = tempfile.mkstemp(prefix="chakra-bench-rss-")
-    os.close(fd)
-    try:
-        gnu = os.access(GNU_TIME, os.X_OK)
-        full = [GNU_TIME, "-q", "-o", report, "-f", "%M"] + cmd if gnu else cmd
-        start = time.perf_counter()
-        proc = subprocess.Popen(full, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        peak_kib = usage.ru_maxrss
-        if gnu:
-            with open(report) as f:
-                peak_kib = int(f.read().split()[-1])
-        return wall, peak_kib * 1024, os.waitstatus_to_exitcode(status)
-    finally:
-        os.remove(report)
-
-
-def mib(n):
-    return "%.1f MiB" % (n / 1048576.0)
+from bench_common import cli_missing, measure, mib, rss_method, tool_parser
 
 
 def bench(label, cmd, size, runs):
-    results = [run_once(cmd) for _ in range(runs)]
-    statuses = {r[2] for r in results}
-    wall = statistics.median(r[0] for r in results)
-    peak = max(r[1] for r in results)
+    wall, _, peak, statuses = measure(cmd, runs)
     ratio = "(%.2fx the input)" % (peak / size) if size else "(no input)"
     print("%-36s %9s  median %.3f s over %d run%s  peak RSS %9s %-18s  exit %s" % (
-        label, mib(size) if size else "-", wall, runs, "" if runs == 1 else "s", mib(peak), ratio,
-        ",".join(map(str, sorted(statuses)))))
+        label, mib(size) if size else "-", wall, runs, "" if runs == 1 else "s", mib(peak), ratio, statuses))
 
 
 def scale_trace(src, dst, times):
@@ -83,20 +45,16 @@ def scale_trace(src, dst, times):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cli", default=os.environ.get("CHAKRASHIM_TEST_CLI") or
-                    os.path.join(HERE, "..", "build", "tools", "chakrashim"))
+    ap = tool_parser(__doc__, "one run of each (CI)")
     ap.add_argument("--golden", default=os.environ.get("CHAKRASHIM_TEST_GOLDEN_DIR", ""),
                     help="folder of the golden pair (default: $CHAKRASHIM_TEST_GOLDEN_DIR)")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--scale", type=int, default=10,
                     help="also check a device trace with the golden events repeated this many times "
                          "(memory must not follow the file's size); 0 or --quick: skip")
-    ap.add_argument("--quick", action="store_true", help="one run of each (CI)")
     args = ap.parse_args()
     runs = 1 if args.quick else max(1, args.runs)
-    if not os.access(args.cli, os.X_OK):
-        print("bench_check: no chakrashim at %s; build first" % args.cli, file=sys.stderr)
+    if cli_missing("bench_check", args.cli):
         return 2
     device_gz = os.path.join(args.golden, "device.0.json.gz")
     host_gz = os.path.join(args.golden, "host.0.json.gz")
@@ -112,8 +70,8 @@ def main():
             with gzip.open(src, "rb") as f, open(dst, "wb") as g:
                 shutil.copyfileobj(f, g)
         dsize, hsize = os.path.getsize(device), os.path.getsize(host)
-        how = "GNU time" if os.access(GNU_TIME, os.X_OK) else "os.wait4, an upper bound"
-        print("chakrashim check on the golden pair (%s); peak RSS by %s" % (os.path.abspath(args.golden), how))
+        print("chakrashim check on the golden pair (%s); peak RSS by %s" % (os.path.abspath(args.golden),
+                                                                          rss_method()))
         bench("floor: chakrashim --version", [args.cli, "--version"], 0, runs)
         bench("device trace alone", [args.cli, "check", device], dsize, runs)
         bench("ET + device trace", [args.cli, "check", host, device], dsize + hsize, runs)

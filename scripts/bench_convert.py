@@ -15,52 +15,15 @@ Wall time is the median of the runs; CPU time (user + system) is shown too,
 since wall time on a shared machine counts other people's work. Peak RSS by
 GNU time. Prints figures only; never fails on them.
 """
-import argparse
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "support"))
-from bench_check import GNU_TIME, mib  # noqa: E402
-from bench_link import SHAPE  # noqa: E402
-import link_trace_gen  # noqa: E402
-
-
-def run_once(cmd):
-    """(wall s, cpu s, peak RSS bytes, exit status) of one run."""
-    fd, report = tempfile.mkstemp(prefix="chakra-bench-rss-")
-    os.close(fd)
-    try:
-        gnu = os.access(GNU_TIME, os.X_OK)
-        full = [GNU_TIME, "-q", "-o", report, "-f", "%M %U %S"] + cmd if gnu else cmd
-        start = time.perf_counter()
-        proc = subprocess.Popen(full, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        peak_kib, cpu = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
-        if gnu:
-            with open(report) as f:
-                fields = f.read().split()
-            peak_kib, cpu = int(fields[-3]), float(fields[-2]) + float(fields[-1])
-        return wall, cpu, peak_kib * 1024, os.waitstatus_to_exitcode(status)
-    finally:
-        os.remove(report)
-
-
-def measure(cmd, runs, before=None):
-    results = []
-    for _ in range(runs):
-        if before:
-            before()
-        results.append(run_once(cmd))
-    return (statistics.median(r[0] for r in results), statistics.median(r[1] for r in results),
-            max(r[2] for r in results), ",".join(sorted({str(r[3]) for r in results})))
+from bench_common import cli_missing, measure, mib, rss_method, tool_parser
+from bench_link import SHAPE
+import link_trace_gen  # tests/support, on the path by bench_common
 
 
 def chakra_converter():
@@ -73,15 +36,11 @@ def chakra_converter():
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cli", default=os.environ.get("CHAKRASHIM_TEST_CLI") or
-                    os.path.join(HERE, "..", "build", "tools", "chakrashim"))
+    ap = tool_parser(__doc__, "15 MiB, one run (CI)")
     ap.add_argument("--device-mb", type=float, default=150.0, help="device-trace size in MiB (150: the 16x pair)")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--quick", action="store_true", help="15 MiB, one run (CI)")
     args = ap.parse_args()
-    if not os.access(args.cli, os.X_OK):
-        print("bench_convert: no chakrashim at %s; build first" % args.cli, file=sys.stderr)
+    if cli_missing("bench_convert", args.cli):
         return 2
     probe = subprocess.run([args.cli, "convert", "--help"], capture_output=True)
     if probe.returncode != 0:
@@ -91,8 +50,7 @@ def main():
     runs = 1 if args.quick else max(1, args.runs)
     chakra = chakra_converter()
     print("chakrashim convert on a generated capture (%s); peak RSS by %s" %
-          (", ".join("%s=%s" % kv for kv in SHAPE.items()),
-           "GNU time" if os.access(GNU_TIME, os.X_OK) else "os.wait4, an upper bound"))
+          (", ".join("%s=%s" % kv for kv in SHAPE.items()), rss_method()))
     with tempfile.TemporaryDirectory(prefix="chakra-bench-convert-") as tmp:
         for d in ("0_chakra", "0_kineto"):
             os.makedirs(os.path.join(tmp, d))

@@ -16,7 +16,6 @@ the native ET's added cost per op at most 1/4 of torch's, the in-window step
 with spans + native ET at most 1.5x plain, and op durations within 20% + 1 us
 of the same ops with the ET off.
 """
-import argparse
 import glob
 import json
 import os
@@ -25,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 
-
+from bench_common import interleaved, job_parser, plain_env
 from bench_spans import ops_per_step  # the same op count, from the spans run's trace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -35,7 +34,7 @@ KINDS = ["plain", "spans", "torch-et", "native-et"]
 
 def run(kind, args, tmp, i):
     out = os.path.join(tmp, f"{kind}-{i}.txt")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CHAKRA_") and k != "LD_PRELOAD"}
+    env = plain_env()
     cmd = [sys.executable, JOB, "--steps", str(args.steps), "--out", out]
     if kind != "plain":
         env.update(LD_PRELOAD=args.preload, CHAKRA_PROFILE="1",
@@ -70,18 +69,11 @@ def op_durations(tmp, kind):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--preload", required=True)
-    ap.add_argument("--quick", action="store_true", help="one short round: proves the script works")
-    ap.add_argument("--rounds", type=int, default=5)
-    args = ap.parse_args()
+    args = job_parser(__doc__, rounds=5).parse_args()
     rounds = 1 if args.quick else args.rounds
     args.steps, args.start, args.end = (30, 10, 20) if args.quick else (300, 100, 200)
-    res = {k: [] for k in KINDS}
     with tempfile.TemporaryDirectory() as tmp:
-        for i in range(rounds):
-            for k in KINDS:
-                res[k].append(run(k, args, tmp, i))
+        res = interleaved(KINDS, rounds, lambda k, i: run(k, args, tmp, i))
         ops = ops_per_step(tmp, args)
         durations = {k: op_durations(tmp, k) for k in KINDS[1:]}
     inside = range(args.start + 1, args.end)

@@ -10,23 +10,18 @@ side; where it is not, the script says so.
 Pairs come from tests/support/link_trace_gen.py (threads, nesting, NCCL
 kernels, memcpys and memsets, ET nodes in torch's order), written into a
 temporary folder. Default sizes: 15, 150 and 1000 MB of device trace; --quick
-runs 15 MB once (CI). Peak RSS as bench_check.py measures it (GNU time when
+runs 15 MB once (CI). Peak RSS as bench_common.py measures it (GNU time when
 present, else os.wait4's upper bound). Prints figures only; never fails on
 them.
 """
-import argparse
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "support"))
-from bench_check import GNU_TIME, mib, run_once  # noqa: E402
-import link_trace_gen  # noqa: E402
+from bench_common import cli_missing, measure, mib, rss_method, tool_parser
+import link_trace_gen  # tests/support, on the path by bench_common
 
 # A training-like shape: 4 threads, nests of 4, 2 kernels per op, 10% NCCL.
 SHAPE = dict(ops_per_step=400, depth=4, threads=4, kernels_per_op=2, nccl_share=0.1, arg_size=3)
@@ -42,29 +37,18 @@ def chakra_linker():
     return [sys.executable, "-m", "chakra.src.trace_link.trace_link"] if probe.returncode == 0 else None
 
 
-def measure(cmd, runs):
-    results = [run_once(cmd) for _ in range(runs)]
-    return (statistics.median(r[0] for r in results), max(r[1] for r in results),
-            ",".join(sorted({str(r[2]) for r in results})))
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cli", default=os.environ.get("CHAKRASHIM_TEST_CLI") or
-                    os.path.join(HERE, "..", "build", "tools", "chakrashim"))
+    ap = tool_parser(__doc__, "15 MB, one run (CI)")
     ap.add_argument("--sizes", default="15,150,1000", help="device-trace sizes in MB")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--quick", action="store_true", help="15 MB, one run (CI)")
     args = ap.parse_args()
-    if not os.access(args.cli, os.X_OK):
-        print("bench_link: no chakrashim at %s; build first" % args.cli, file=sys.stderr)
+    if cli_missing("bench_link", args.cli):
         return 2
     sizes = [15.0] if args.quick else [float(s) for s in args.sizes.split(",") if s]
     runs = 1 if args.quick else max(1, args.runs)
     chakra = chakra_linker()
-    how = "GNU time" if os.access(GNU_TIME, os.X_OK) else "os.wait4, an upper bound"
     print("chakrashim link on generated pairs (%s); peak RSS by %s" %
-          (", ".join("%s=%s" % kv for kv in SHAPE.items()), how))
+          (", ".join("%s=%s" % kv for kv in SHAPE.items()), rss_method()))
     if chakra is None:
         print("chakra_trace_link is not installed here: no side-by-side comparison "
               "(issue 9's figures for it: about 4 s for 10 MB, 151 s and 1.9 GB for 142 MB)")
@@ -75,14 +59,14 @@ def main():
             et, dev, out = (os.path.join(tmp, n) for n in ("et.json", "device.json", "linked.json"))
             link_trace_gen.generate(et, dev, steps=1, device_mb=size, **SHAPE)
             dsize, esize = os.path.getsize(dev), os.path.getsize(et)
-            wall, peak, status = measure([args.cli, "link", "--host", et, "--device", dev, "--output", out], runs)
+            wall, _, peak, status = measure([args.cli, "link", "--host", et, "--device", dev, "--output", out], runs)
             osize = os.path.getsize(out) if os.path.exists(out) else 0
             ours = "%7.2f s %10s exit %s" % (wall, mib(peak), status)
             theirs = "not installed"
             if chakra is not None and not args.quick:
                 c_out = os.path.join(tmp, "chakra.json")
-                c_wall, c_peak, c_status = measure(chakra + ["--rank", "0", "--chakra-host-trace", et,
-                                                             "--chakra-device-trace", dev, "--output-file", c_out], 1)
+                c_wall, _, c_peak, c_status = measure(chakra + ["--rank", "0", "--chakra-host-trace", et,
+                                                                "--chakra-device-trace", dev, "--output-file", c_out], 1)
                 theirs = "%7.2f s %10s exit %s (%.0fx)" % (c_wall, mib(c_peak), c_status, c_wall / max(wall, 1e-9))
             growth = ""
             if previous:

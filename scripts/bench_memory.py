@@ -13,6 +13,8 @@ import subprocess
 import sys
 import tempfile
 
+from bench_common import plain_env
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE = os.path.join(ROOT, "examples", "train_tiny.py")
 
@@ -36,7 +38,7 @@ def main():
                     help="the ET too, by this recorder (CHAKRA_ET_RECORDER)")
     args = ap.parse_args()
     steps = 20 if args.quick else 120
-    base = {k: v for k, v in os.environ.items() if not k.startswith("CHAKRA_") and k != "LD_PRELOAD"}
+    base = plain_env()
     cmd = [sys.executable, EXAMPLE, "--steps", str(steps)]
     with tempfile.TemporaryDirectory() as tmp:
         def shim(cap, name):

@@ -20,7 +20,6 @@ doing, so the ratio holds on a busy 2-core machine where step times do not.
 An instruction is not a nanosecond (a cache miss or a clock read costs
 more than its count), so both figures are printed where both were run.
 """
-import argparse
 import glob
 import shutil
 import json
@@ -30,13 +29,15 @@ import subprocess
 import sys
 import tempfile
 
+from bench_common import interleaved, job_parser, plain_env
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 JOB = os.path.join(HERE, "bench_jobs", "mlp_loop.py")
 
 
 def run(kind, args, tmp, i):
     out = os.path.join(tmp, f"{kind}-{i}.txt")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CHAKRA_") and k != "LD_PRELOAD"}
+    env = plain_env()
     cmd = [sys.executable, JOB, "--steps", str(args.steps), "--out", out]
     if kind == "profiler":
         cmd += ["--profiler", str(args.start), str(args.end)]
@@ -88,7 +89,7 @@ def count_instructions(kind, args, tmp, lib, floor_lib=None):
     callgrind's dump of that region."""
     out = os.path.join(tmp, f"cg-{kind}.txt")
     cg = os.path.join(tmp, f"callgrind-{kind}.%p")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CHAKRA_") and k != "LD_PRELOAD"}
+    env = plain_env()
     env["PYTHONHASHSEED"] = "0"
     cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={cg}",
            sys.executable, JOB, "--steps", str(args.end + 2), "--out", out,
@@ -183,10 +184,7 @@ def ops_per_step(tmp, args, pattern="traces-spans-*"):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--preload", required=True)
-    ap.add_argument("--quick", action="store_true", help="one short round: proves the script works")
-    ap.add_argument("--rounds", type=int, default=7)
+    ap = job_parser(__doc__, rounds=7)
     ap.add_argument("--instructions", action="store_true",
                     help="count instructions under callgrind instead of timing steps")
     args = ap.parse_args()
@@ -195,11 +193,8 @@ def main():
     rounds = 1 if args.quick else args.rounds
     args.steps, args.start, args.end = (30, 10, 20) if args.quick else (600, 200, 400)
     kinds = ["plain", "profiler", "spans", "idle", "ondemand"]
-    res = {k: [] for k in kinds}
     with tempfile.TemporaryDirectory() as tmp:
-        for i in range(rounds):
-            for k in kinds:
-                res[k].append(run(k, args, tmp, i))
+        res = interleaved(kinds, rounds, lambda k, i: run(k, args, tmp, i))
         ops = ops_per_step(tmp, args)
     # Inside: the window's steps but its first and last (arm and disarm).
     inside = range(args.start + 1, args.end)

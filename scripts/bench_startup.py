@@ -21,6 +21,8 @@ import sys
 import tempfile
 import time
 
+from bench_common import plain_env
+
 
 def measure(cmd, env, runs_per_env, order):
     """Wall times and minor faults per environment, run by run interleaved.
@@ -59,8 +61,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="few runs: proves the script works")
     args = ap.parse_args()
     runs = 8 if args.quick else 1000
-    scrub = {k: v for k, v in os.environ.items()
-             if not k.startswith("CHAKRA_") and k != "LD_PRELOAD"}
+    scrub = plain_env()
     with tempfile.TemporaryDirectory() as d:
         env = {
             "plain": dict(scrub),

@@ -18,6 +18,8 @@ import sys
 import tempfile
 import time
 
+from bench_common import plain_env
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 JOB = os.path.join(HERE, "..", "tests", "e2e", "jobs", "paced_loop.py")
 
@@ -57,7 +59,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         traces = os.path.join(tmp, "traces")
         stop = os.path.join(tmp, "stop")
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CHAKRA_") and k != "LD_PRELOAD"}
+        env = plain_env()
         env.update(LD_PRELOAD=args.preload, CHAKRA_PROFILE="1", CHAKRA_TRACE_DIR=traces,
                    CHAKRA_ON_DEMAND="1", CHAKRA_LOG_LEVEL="warn")
         job = subprocess.Popen([sys.executable, JOB, "1000000", "--step-ms", str(args.step_ms),

@@ -17,53 +17,44 @@ Step times are the job's own (the end of one optimizer step to the end of
 the next, as chakrashim counts steps). A benchmark, never a pass/fail
 timing: --quick runs one short round to prove the script works.
 """
-import argparse
 import glob
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+
+from bench_common import interleaved, job_parser, plain_env
+from chakra_test import start_ranks  # tests/support, on the path by bench_common
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 JOB = os.path.join(ROOT, "scripts", "bench_jobs", "ddp_steps.py")
 START, END, EVERY = 10, 19, 30
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def run(kind, args, tmp, i):
     """One 2-rank job; returns ({rank: [step seconds]}, trace folder)."""
     traces = os.path.join(tmp, f"traces-{kind}-{i}")
+    env = plain_env()
+    env.update(OMP_NUM_THREADS="1")
+    if kind == "chakrashim":
+        env.update(LD_PRELOAD=args.preload, CHAKRA_PROFILE="1", CHAKRA_TRACE_DIR=traces,
+                   CHAKRA_START_STEP=str(START), CHAKRA_END_STEP=str(END), CHAKRA_REPEAT_EVERY=str(EVERY))
+
+    def times_file(rank):
+        return os.path.join(tmp, f"{kind}-{i}-rank{rank}.txt")
+
     for attempt in range(3):
-        port = free_port()
-        procs = []
-        for rank in range(2):
-            env = {k: v for k, v in os.environ.items()
-                   if not k.startswith("CHAKRA_") and k != "LD_PRELOAD"}
-            env.update(RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
-                       MASTER_PORT=str(port), OMP_NUM_THREADS="1")
-            if kind == "chakrashim":
-                env.update(LD_PRELOAD=args.preload, CHAKRA_PROFILE="1", CHAKRA_TRACE_DIR=traces,
-                           CHAKRA_START_STEP=str(START), CHAKRA_END_STEP=str(END),
-                           CHAKRA_REPEAT_EVERY=str(EVERY))
-            out = os.path.join(tmp, f"{kind}-{i}-rank{rank}.txt")
-            procs.append((rank, out, subprocess.Popen(
-                [sys.executable, JOB, str(args.steps), out], env=env,
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)))
+        procs = start_ranks(lambda rank: [sys.executable, JOB, str(args.steps), times_file(rank)], env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         results, failed = {}, []
-        for rank, out, p in procs:
+        for rank, p in enumerate(procs):
             _, err = p.communicate(timeout=600)
             if p.returncode != 0:
                 failed.append(err)
                 continue
-            with open(out) as f:
+            with open(times_file(rank)) as f:
                 results[rank] = [float(x) for x in f.read().split()]
         if not failed:
             return results, traces
@@ -107,19 +98,12 @@ def fmt(values):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--preload", required=True)
-    ap.add_argument("--quick", action="store_true", help="one short round: proves the script works")
-    ap.add_argument("--rounds", type=int, default=3)
-    args = ap.parse_args()
+    args = job_parser(__doc__, rounds=3).parse_args()
     rounds = 1 if args.quick else args.rounds
     args.steps = 36 if args.quick else 220
     kinds = ["plain", "chakrashim"]
-    results = {k: [] for k in kinds}
     with tempfile.TemporaryDirectory() as tmp:
-        for i in range(rounds):
-            for k in kinds:
-                results[k].append(run(k, args, tmp, i))
+        results = interleaved(kinds, rounds, lambda k, i: run(k, args, tmp, i))
         starts = windows(args.steps)
         in_window = {s for w in starts for s in range(w, w + END - START + 3)}
         print(f"window boundaries on a 2-rank gloo DDP job ({os.path.basename(JOB)}): "

@@ -293,6 +293,15 @@ def ms3(values):
     return "/".join("n/a" if v is None else "%.3f" % v for v in values)
 
 
+def launch_path_fails(fails, rule, total, linked, none_text, unlinked_text, example):
+    """A way of launching GPU work that the job uses (driver calls, graph
+    replays): GPU ops must come that way, and each must link to its op."""
+    if not total:
+        fails.append((rule, none_text))
+    elif linked < total:
+        fails.append((rule, "%d of %d %s, e.g. %s" % (total - linked, total, unlinked_text, example)))
+
+
 def analyze(opts):
     """All figures and the failed criteria: (figures dict, [(name, text)])."""
     gpu_mode = opts.mode == "gpu"
@@ -356,23 +365,16 @@ def analyze(opts):
             if opts.job != "graphs" and (fig["streams"] or 0) < 2:
                 fails.append(("streams", "GPU ops on %s stream(s); the job uses two" % fig["streams"]))
             if opts.job == "compiled":
-                if not fig["via_driver"]:
-                    fails.append(("driver_launches", "no kernel launched through %s (Inductor's Triton kernels)"
-                                  % "/".join(sorted(DRIVER_LAUNCH_NAMES))))
-                elif fig["via_driver_linked"] < fig["via_driver"]:
-                    fails.append(("driver_launches", "%d of %d driver-launched kernels do not link to their op "
-                                  "by External id, e.g. %s" % (
-                                      fig["via_driver"] - fig["via_driver_linked"], fig["via_driver"],
-                                      facts["examples"].get("driver_unlinked"))))
+                launch_path_fails(fails, "driver_launches", fig["via_driver"], fig["via_driver_linked"],
+                                  "no kernel launched through %s (Inductor's Triton kernels)"
+                                  % "/".join(sorted(DRIVER_LAUNCH_NAMES)),
+                                  "driver-launched kernels do not link to their op by External id",
+                                  facts["examples"].get("driver_unlinked"))
             if opts.job == "graphs":
-                if not fig["via_graph"]:
-                    fails.append(("graph_launches", "no GPU op carries the correlation of a %s"
-                                  % "/".join(sorted(GRAPH_LAUNCH_NAMES))))
-                elif fig["via_graph_linked"] < fig["via_graph"]:
-                    fails.append(("graph_launches", "%d of %d GPU ops of replayed graphs do not link to the op "
-                                  "that replayed them (inside %s), e.g. %s" % (
-                                      fig["via_graph"] - fig["via_graph_linked"], fig["via_graph"],
-                                      GRAPH_STEP_MARKER, facts["examples"].get("graph_unlinked"))))
+                launch_path_fails(fails, "graph_launches", fig["via_graph"], fig["via_graph_linked"],
+                                  "no GPU op carries the correlation of a %s" % "/".join(sorted(GRAPH_LAUNCH_NAMES)),
+                                  "GPU ops of replayed graphs do not link to the op that replayed them (inside %s)"
+                                  % GRAPH_STEP_MARKER, facts["examples"].get("graph_unlinked"))
 
     # --- chakrashim check --json -------------------------------------------
     allowed = set() if gpu_mode else {"link.host_only"}

@@ -336,38 +336,36 @@ uint64_t now_ns() {
 
 // ---------------------------------------------------------------- records
 
-size_t record_size(uint32_t kind) {
-  switch (kind) {
-    case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-      return sizeof(CUpti_ActivityKernel10);
-    case CUPTI_ACTIVITY_KIND_MEMCPY:
-      return sizeof(CUpti_ActivityMemcpy6);
-    case CUPTI_ACTIVITY_KIND_MEMCPY2:
-      return sizeof(CUpti_ActivityMemcpyPtoP4);
-    case CUPTI_ACTIVITY_KIND_MEMSET:
-      return sizeof(CUpti_ActivityMemset4);
-    case CUPTI_ACTIVITY_KIND_RUNTIME:
-    case CUPTI_ACTIVITY_KIND_DRIVER:
-      return sizeof(CUpti_ActivityAPI);
-    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
-      return sizeof(CUpti_ActivityExternalCorrelation);
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
-      return sizeof(CUpti_ActivitySynchronization2);
-    case CUPTI_ACTIVITY_KIND_OVERHEAD:
-      return sizeof(CUpti_ActivityOverhead3);
-    default:
-      return 0;
-  }
+// The record each kind the double writes has, in the version it writes.
+struct RecordSize {
+  uint32_t kind;
+  size_t size;
+};
+constexpr RecordSize kRecordSizes[] = {
+    {CUPTI_ACTIVITY_KIND_KERNEL, sizeof(CUpti_ActivityKernel10)},
+    {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, sizeof(CUpti_ActivityKernel10)},
+    {CUPTI_ACTIVITY_KIND_MEMCPY, sizeof(CUpti_ActivityMemcpy6)},
+    {CUPTI_ACTIVITY_KIND_MEMCPY2, sizeof(CUpti_ActivityMemcpyPtoP4)},
+    {CUPTI_ACTIVITY_KIND_MEMSET, sizeof(CUpti_ActivityMemset4)},
+    {CUPTI_ACTIVITY_KIND_RUNTIME, sizeof(CUpti_ActivityAPI)},
+    {CUPTI_ACTIVITY_KIND_DRIVER, sizeof(CUpti_ActivityAPI)},
+    {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, sizeof(CUpti_ActivityExternalCorrelation)},
+    {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, sizeof(CUpti_ActivitySynchronization2)},
+    {CUPTI_ACTIVITY_KIND_OVERHEAD, sizeof(CUpti_ActivityOverhead3)},
+};
+
+constexpr size_t record_size(uint32_t kind) {
+  for (const RecordSize& r : kRecordSizes)
+    if (r.kind == kind) return r.size;
+  return 0;
 }
 
-static_assert(sizeof(CUpti_ActivityKernel10) % 8 == 0 && sizeof(CUpti_ActivityMemcpy6) % 8 == 0 &&
-                  sizeof(CUpti_ActivityMemcpyPtoP4) % 8 == 0 && sizeof(CUpti_ActivityMemset4) % 8 == 0 &&
-                  sizeof(CUpti_ActivityAPI) % 8 == 0 &&
-                  sizeof(CUpti_ActivityExternalCorrelation) % 8 == 0 &&
-                  sizeof(CUpti_ActivitySynchronization2) % 8 == 0 &&
-                  sizeof(CUpti_ActivityOverhead3) % 8 == 0,
-              "CUPTI records are 8-byte multiples");
+constexpr bool records_are_8_byte_multiples() {
+  for (const RecordSize& r : kRecordSizes)
+    if (r.size % 8 != 0) return false;
+  return true;
+}
+static_assert(records_are_8_byte_multiples(), "CUPTI records are 8-byte multiples");
 
 // ------------------------------------------------------------ delivery
 
@@ -547,6 +545,18 @@ uint32_t next_correlation_locked() {
   return g.next_corr++;
 }
 
+// What every GPU op's record holds alike: when it ran, on the one device,
+// context and stream, and the launch it belongs to.
+template <typename Record>
+void place_gpu_op(Record& r, uint64_t start, uint64_t end, uint32_t correlation) {
+  r.start = start;
+  r.end = end;
+  r.deviceId = kDeviceId;
+  r.contextId = kContextId;
+  r.streamId = kStreamId;
+  r.correlationId = correlation;
+}
+
 // One emulated CUDA call [ls, le] of the given type, with its records.
 void emit_call_locked(const ThreadState* ts, OpType type, uint64_t ls, uint64_t le) {
   uint32_t rt_cbid, drv_cbid;
@@ -625,12 +635,8 @@ void emit_call_locked(const ThreadState* ts, OpType type, uint64_t ls, uint64_t 
     k.registersPerThread = 32;
     k.partitionedGlobalCacheRequested = CUPTI_ACTIVITY_PARTITIONED_GLOBAL_CACHE_CONFIG_NOT_SUPPORTED;
     k.partitionedGlobalCacheExecuted = CUPTI_ACTIVITY_PARTITIONED_GLOBAL_CACHE_CONFIG_NOT_SUPPORTED;
-    k.start = start;
-    k.end = end;
+    place_gpu_op(k, start, end, c);
     k.completed = end;
-    k.deviceId = kDeviceId;
-    k.contextId = kContextId;
-    k.streamId = kStreamId;
     k.gridX = 4;
     k.gridY = 1;
     k.gridZ = 1;
@@ -639,7 +645,6 @@ void emit_call_locked(const ThreadState* ts, OpType type, uint64_t ls, uint64_t 
     k.blockZ = 1;
     k.staticSharedMemory = 1024;
     k.dynamicSharedMemory = 0;
-    k.correlationId = c;
     k.gridId = c;
     k.name = kKernelName;
     k.queued = le + kQueuedDelayNs;
@@ -658,12 +663,7 @@ void emit_call_locked(const ThreadState* ts, OpType type, uint64_t ls, uint64_t 
     m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
     m.flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC;
     m.bytes = kTransferBytes;
-    m.start = start;
-    m.end = end;
-    m.deviceId = kDeviceId;
-    m.contextId = kContextId;
-    m.streamId = kStreamId;
-    m.correlationId = c;
+    place_gpu_op(m, start, end, c);
     m.runtimeCorrelationId = c;
     m.channelType = CUPTI_CHANNEL_TYPE_ASYNC_MEMCPY;
     m.copyCount = 1;
@@ -674,12 +674,7 @@ void emit_call_locked(const ThreadState* ts, OpType type, uint64_t ls, uint64_t 
     m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
     m.value = 0;
     m.bytes = kTransferBytes;
-    m.start = start;
-    m.end = end;
-    m.deviceId = kDeviceId;
-    m.contextId = kContextId;
-    m.streamId = kStreamId;
-    m.correlationId = c;
+    place_gpu_op(m, start, end, c);
     m.flags = CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC;
     m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
     m.channelType = CUPTI_CHANNEL_TYPE_COMPUTE;
@@ -1009,6 +1004,28 @@ const ResName kResultNames[] = {
 };
 #undef FAKE_RES
 
+bool valid_kind(CUpti_ActivityKind kind) {
+  return static_cast<int>(kind) > CUPTI_ACTIVITY_KIND_INVALID && static_cast<int>(kind) < kActivityKinds;
+}
+
+// Under the lock: RUNTIME or DRIVER switched on or off as a kind forgets the
+// cbids switched one by one.
+void forget_api_choices(CUpti_ActivityKind kind) {
+  if (kind == CUPTI_ACTIVITY_KIND_RUNTIME) memset(g.runtime_api, 0, sizeof g.runtime_api);
+  if (kind == CUPTI_ACTIVITY_KIND_DRIVER) memset(g.driver_api, 0, sizeof g.driver_api);
+}
+
+// cuptiActivityEnableRuntimeApi and ...DriverApi: one cbid of `table`
+// switched on (2) or off (1); 0 is never touched.
+CUptiResult choose_api(uint8_t* table, CUpti_CallbackId cbid, CUpti_CallbackId invalid, CUpti_CallbackId size,
+                       uint8_t enable) {
+  touch();
+  if (cbid == invalid || cbid >= size) return CUPTI_ERROR_INVALID_PARAMETER;
+  Lock l;
+  table[cbid] = enable ? 2 : 1;
+  return CUPTI_SUCCESS;
+}
+
 }  // namespace
 
 // =================================================================== API
@@ -1074,51 +1091,35 @@ FAKE_CUPTI_API CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(
 
 FAKE_CUPTI_API CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind) {
   touch();
-  if (static_cast<int>(kind) <= CUPTI_ACTIVITY_KIND_INVALID ||
-      static_cast<int>(kind) >= kActivityKinds)
-    return CUPTI_ERROR_INVALID_KIND;
+  if (!valid_kind(kind)) return CUPTI_ERROR_INVALID_KIND;
   Lock l;
   if (g.cfg.refuse) {
     g.stats.refused_enables++;
     return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
   }
   g.enabled[kind] = true;
-  if (kind == CUPTI_ACTIVITY_KIND_RUNTIME) memset(g.runtime_api, 0, sizeof g.runtime_api);
-  if (kind == CUPTI_ACTIVITY_KIND_DRIVER) memset(g.driver_api, 0, sizeof g.driver_api);
+  forget_api_choices(kind);
   g.stats.enables++;
   return CUPTI_SUCCESS;
 }
 
 FAKE_CUPTI_API CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind) {
   touch();
-  if (static_cast<int>(kind) <= CUPTI_ACTIVITY_KIND_INVALID ||
-      static_cast<int>(kind) >= kActivityKinds)
-    return CUPTI_ERROR_INVALID_KIND;
+  if (!valid_kind(kind)) return CUPTI_ERROR_INVALID_KIND;
   Lock l;
   g.enabled[kind] = false;
-  if (kind == CUPTI_ACTIVITY_KIND_RUNTIME) memset(g.runtime_api, 0, sizeof g.runtime_api);
-  if (kind == CUPTI_ACTIVITY_KIND_DRIVER) memset(g.driver_api, 0, sizeof g.driver_api);
+  forget_api_choices(kind);
   return CUPTI_SUCCESS;
 }
 
 FAKE_CUPTI_API CUptiResult CUPTIAPI cuptiActivityEnableDriverApi(CUpti_CallbackId cbid,
                                                                  uint8_t enable) {
-  touch();
-  if (cbid == CUPTI_DRIVER_TRACE_CBID_INVALID || cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE)
-    return CUPTI_ERROR_INVALID_PARAMETER;
-  Lock l;
-  g.driver_api[cbid] = enable ? 2 : 1;
-  return CUPTI_SUCCESS;
+  return choose_api(g.driver_api, cbid, CUPTI_DRIVER_TRACE_CBID_INVALID, CUPTI_DRIVER_TRACE_CBID_SIZE, enable);
 }
 
 FAKE_CUPTI_API CUptiResult CUPTIAPI cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid,
                                                                   uint8_t enable) {
-  touch();
-  if (cbid == CUPTI_RUNTIME_TRACE_CBID_INVALID || cbid >= CUPTI_RUNTIME_TRACE_CBID_SIZE)
-    return CUPTI_ERROR_INVALID_PARAMETER;
-  Lock l;
-  g.runtime_api[cbid] = enable ? 2 : 1;
-  return CUPTI_SUCCESS;
+  return choose_api(g.runtime_api, cbid, CUPTI_RUNTIME_TRACE_CBID_INVALID, CUPTI_RUNTIME_TRACE_CBID_SIZE, enable);
 }
 
 FAKE_CUPTI_API CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag) {

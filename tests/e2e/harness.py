@@ -9,7 +9,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
-from chakra_test import CLI, PRELOAD, PYTHON, SOURCE_DIR, clean_env, run, temp_dir  # noqa: E402,F401
+from chakra_test import (CLI, PRELOAD, PYTHON, SOURCE_DIR, clean_env, free_port, run,  # noqa: E402,F401
+                         start_ranks, temp_dir, torchrun)
 
 temp_dir_for = temp_dir
 

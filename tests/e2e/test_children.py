@@ -9,7 +9,9 @@ from harness import all_files, job_env, run_job
 
 
 class Children(CaptureCase):
-    def run_mode(self, mode):
+    def run_mode(self, mode, said):
+        """children.py in `mode`; the children ran (the job printed `said`)
+        and left the parent's capture alone."""
         r = run_job("children.py", [mode], job_env(self.trace_dir, CHAKRA_START_STEP=2,
                                                    CHAKRA_END_STEP=5))
         self.assert_ran(r)
@@ -20,25 +22,21 @@ class Children(CaptureCase):
         # One line of ours: the parent's summary. The children said nothing.
         ours = [l for l in r.stderr.splitlines() if l.startswith("[chakrashim")]
         self.assertEqual(len(ours), 1, r.stderr)
-        return r
+        self.assertIn(said, r.stdout)
 
     def test_dataloader_workers_under_spawn(self):
-        r = self.run_mode("spawn_loader")
-        self.assertIn("loader batches 4", r.stdout)
+        self.run_mode("spawn_loader", "loader batches 4")
 
     def test_a_python_subprocess_running_torch_ops(self):
-        r = self.run_mode("subprocess")
-        self.assertIn("child said 12.0 rc 0", r.stdout)
+        self.run_mode("subprocess", "child said 12.0 rc 0")
 
     def test_a_forked_child_dies_of_sigterm_as_it_would_without_us(self):
         # Our window handlers must not be inherited: the child has no watcher
         # thread, and a recorded-but-ignored SIGTERM made Pool.terminate hang.
-        r = self.run_mode("fork_sigterm")
-        self.assertIn("child ended by SIGTERM", r.stdout)
+        self.run_mode("fork_sigterm", "child ended by SIGTERM")
 
     def test_fork_pool_workers_running_ops(self):
-        r = self.run_mode("fork_pool")
-        self.assertIn("pool results [9.0, 12.0, 16.0]", r.stdout)
+        self.run_mode("fork_pool", "pool results [9.0, 12.0, 16.0]")
 
 
 if __name__ == "__main__":

@@ -8,13 +8,12 @@ recorder (files complete and valid, or absent).
 """
 import os
 import signal
-import socket
 import subprocess
 import sys
 import unittest
 
 from e2e_case import CaptureCase
-from harness import CLI, JOBS, PYTHON, capture_files, clean_env, job_env, run_job
+from harness import CLI, JOBS, PYTHON, capture_files, clean_env, job_env, run_job, torchrun
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
 import et_parity  # noqa: E402
@@ -22,10 +21,20 @@ import et_parity  # noqa: E402
 LOOSE = ("--by-thread", "--loose-threads-without", "Optimizer.step")
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def sigterm_after_step_6(test, trace_dir, recorder):
+    """signal_target.py with `recorder`'s ET, in a window of steps 2-300,
+    sent SIGTERM once it printed step 6: it must die of it. Returns its
+    stderr."""
+    env = job_env(trace_dir, CHAKRA_ET_RECORDER=recorder, CHAKRA_START_STEP=2, CHAKRA_END_STEP=300)
+    proc = subprocess.Popen([PYTHON, "-u", os.path.join(JOBS, "signal_target.py"), "400"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in proc.stdout:
+        if line.strip() == "step 6":
+            break
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    test.assertEqual(proc.returncode, -signal.SIGTERM, err)
+    return err
 
 
 class ParityCase(CaptureCase):
@@ -106,17 +115,7 @@ class EtRecorderParity(ParityCase):
         dirs = {}
         for recorder in ("torch", "native"):
             dirs[recorder] = os.path.join(self.trace_dir, recorder)
-            env = job_env(dirs[recorder], CHAKRA_ET_RECORDER=recorder, CHAKRA_START_STEP=2,
-                          CHAKRA_END_STEP=300)
-            proc = subprocess.Popen([PYTHON, "-u", os.path.join(JOBS, "signal_target.py"), "400"],
-                                    env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    text=True)
-            for line in proc.stdout:
-                if line.strip() == "step 6":
-                    break
-            proc.send_signal(signal.SIGTERM)
-            _, err = proc.communicate(timeout=60)
-            self.assertEqual(proc.returncode, -signal.SIGTERM, err)
+            sigterm_after_step_6(self, dirs[recorder], recorder)
         self.assert_parity(dirs["torch"], dirs["native"], "--common-steps")
         self.assert_consumers_accept(dirs["native"])
 
@@ -127,11 +126,8 @@ class EtRecorderParity(ParityCase):
             for attempt in range(3):
                 env = job_env(dirs[recorder], CHAKRA_ET_RECORDER=recorder, CHAKRA_START_STEP=2,
                               CHAKRA_END_STEP=3, OMP_NUM_THREADS=1, PATH=os.environ["PATH"])
-                r = subprocess.run(
-                    [PYTHON, "-m", "torch.distributed.run", "--nproc-per-node", "2",
-                     "--master-addr", "127.0.0.1", "--master-port", str(free_port()),
-                     os.path.join(JOBS, "ddp_gloo.py"), "5"],
-                    env=env, capture_output=True, text=True, timeout=300)
+                r = subprocess.run(torchrun(os.path.join(JOBS, "ddp_gloo.py"), "5"),
+                                   env=env, capture_output=True, text=True, timeout=300)
                 # Gloo's loopback setup fails now and then on a loaded
                 # machine, with or without chakrashim: retried.
                 if r.returncode == 0 or "Gloo connectFullMesh failed" not in r.stderr:
@@ -145,31 +141,29 @@ class EtRecorderParity(ParityCase):
 
 
 class EtRecorderGuarantees(CaptureCase):
+    def native(self, script, arg, start, end, **settings):
+        """script run with the native recorder, window start-end, into the
+        test's folder; it must succeed. Returns the run."""
+        r = run_job(script, [arg], job_env(self.trace_dir, CHAKRA_ET_RECORDER="native", CHAKRA_START_STEP=start,
+                                           CHAKRA_END_STEP=end, **settings))
+        self.assert_ran(r)
+        return r
+
+    def et(self):
+        return et_parity.load(capture_files(self.trace_dir)[0])
+
     def test_memory_cap_cuts_the_window_and_the_et_stays_valid(self):
         # The spans' first chunk (~600 KB) and a few of the recorder's
         # (256 KB) fit; 150 steps of ~125 ops do not.
-        r = run_job("plain_loop.py", ["160"],
-                    job_env(self.trace_dir, CHAKRA_ET_RECORDER="native", CHAKRA_START_STEP=2,
-                            CHAKRA_END_STEP=150, CHAKRA_MAX_MEMORY="2M"))
-        self.assert_ran(r)
+        r = self.native("plain_loop.py", 160, 2, 150, CHAKRA_MAX_MEMORY="2M")
         self.assertIn("CHAKRA_MAX_MEMORY", r.stderr)
-        et_path, _ = capture_files(self.trace_dir)
-        et = et_parity.load(et_path)
+        et = self.et()
         self.assertIn("finish_ts", et)
         self.assertGreater(len(et["nodes"]), 500)
         self.assert_check_passes()
 
     def test_sigterm_in_mid_window_leaves_complete_files(self):
-        env = job_env(self.trace_dir, CHAKRA_ET_RECORDER="native", CHAKRA_START_STEP=2,
-                      CHAKRA_END_STEP=300)
-        proc = subprocess.Popen([PYTHON, "-u", os.path.join(JOBS, "signal_target.py"), "400"],
-                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for line in proc.stdout:
-            if line.strip() == "step 6":
-                break
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-        self.assertEqual(proc.returncode, -signal.SIGTERM, err)
+        err = sigterm_after_step_6(self, self.trace_dir, "native")
         et_path, dev_path = capture_files(self.trace_dir)
         self.assertTrue(os.path.exists(et_path), err)
         et = et_parity.load(et_path)
@@ -178,34 +172,24 @@ class EtRecorderGuarantees(CaptureCase):
         self.assert_check_passes()
 
     def test_exit_in_mid_window_writes_the_et(self):
-        r = run_job("plain_loop.py", ["5"],
-                    job_env(self.trace_dir, CHAKRA_ET_RECORDER="native", CHAKRA_START_STEP=2,
-                            CHAKRA_END_STEP=50))
-        self.assert_ran(r)
-        et = et_parity.load(capture_files(self.trace_dir)[0])
-        self.assertTrue(any(n["name"].startswith("Optimizer.step#") for n in et["nodes"]))
+        self.native("plain_loop.py", 5, 2, 50)
+        self.assertTrue(any(n["name"].startswith("Optimizer.step#") for n in self.et()["nodes"]))
         self.assert_check_passes()
 
     # One run each, judged on its own (not against torch's ET, whose
     # other-thread nodes depend on timing): what the sanitizer variants run
     # for the recorder's thread and fork paths (scripts/test-variants.sh).
     def test_user_threads_give_a_valid_et_with_every_threads_ops(self):
-        r = run_job("threads.py", ["6"],
-                    job_env(self.trace_dir, CHAKRA_ET_RECORDER="native", CHAKRA_START_STEP=2,
-                            CHAKRA_END_STEP=4))
-        self.assert_ran(r)
-        et = et_parity.load(capture_files(self.trace_dir)[0])
+        self.native("threads.py", 6, 2, 4)
+        et = self.et()
         tids = {a["value"] for n in et["nodes"] if n["name"].startswith("aten::")
                 for a in n["attrs"] if a["name"] == "tid"}
         self.assertGreater(len(tids), 1, "ops of the user thread are in the ET")
         self.assert_check_passes()
 
     def test_forked_workers_leave_the_parents_files_whole(self):
-        r = run_job("dataloader_fork.py", ["3"],
-                    job_env(self.trace_dir, CHAKRA_ET_RECORDER="native", CHAKRA_START_STEP=2,
-                            CHAKRA_END_STEP=3))
-        self.assert_ran(r)
-        self.assertIn("finish_ts", et_parity.load(capture_files(self.trace_dir)[0]))
+        self.native("dataloader_fork.py", 3, 2, 3)
+        self.assertIn("finish_ts", self.et())
         self.assert_check_passes()
 
     def test_bad_value_is_one_line_and_inert(self):

@@ -5,34 +5,17 @@ right rank in the name and in distributedInfo; launchers write nothing."""
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import unittest
 
 from e2e_case import CaptureCase
-from harness import JOBS, PRELOAD, PYTHON, SOURCE_DIR, Capture, all_files, clean_env, run_check
+from harness import (JOBS, PRELOAD, PYTHON, SOURCE_DIR, Capture, all_files, clean_env, free_port, run_check,
+                     torchrun)
 
 CHAKRA_RUN = os.path.join(SOURCE_DIR, "scripts", "chakra-run")
 SLURM = os.path.join(SOURCE_DIR, "scripts", "slurm", "single-node.sh")
 TRAIN = os.path.join(JOBS, "train_ddp.py")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def torchrun(*args, elastic=False):
-    if elastic:
-        # c10d rendezvous: a restart gets a fresh round (the static store
-        # would hand the second attempt the first attempt's gloo addresses).
-        where = ["--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{free_port()}",
-                 "--nnodes", "1"]
-    else:
-        where = ["--master-addr", "127.0.0.1", "--master-port", str(free_port())]
-    return [PYTHON, "-m", "torch.distributed.run", "--nproc-per-node", "2", *where, *args]
 
 
 class LauncherCase(CaptureCase):

@@ -11,9 +11,9 @@ import time
 import unittest
 
 from e2e_case import CaptureCase
-from harness import (CLI, JOBS, PYTHON, Capture, all_files, job_env, run_check, run_job,
-                     run_plain)
-from test_launchers import free_port, torchrun
+from harness import (CLI, JOBS, PYTHON, Capture, all_files, free_port, job_env, run_check, run_job,
+                     run_plain, torchrun)
+
 
 # Steps ahead of the published step that a test trigger names: at 20 ms a
 # step, 4 s, against the up to 2 s that ranks take to see a trigger (the

@@ -25,6 +25,14 @@ class Signals(CaptureCase):
         self.addCleanup(lambda: proc.poll() is None and proc.kill())
         return proc
 
+    def signalled(self, sig, *args, at=6, timeout=60, **settings):
+        """The job (start's args and settings) sent sig once it printed step
+        `at`: its (exit status, stdout, stderr) once it ended."""
+        proc = self.start(*args, **settings)
+        self.wait_for_step(proc, at)
+        proc.send_signal(sig)
+        return self.finish(proc, timeout=timeout)
+
     def wait_for_step(self, proc, n):
         seen = []
         for line in proc.stdout:
@@ -53,10 +61,7 @@ class Signals(CaptureCase):
         return cap
 
     def test_sigterm_finalizes_the_files_and_the_job_dies_of_sigterm(self):
-        proc = self.start()
-        self.wait_for_step(proc, 6)
-        proc.send_signal(signal.SIGTERM)
-        rc, _, err = self.finish(proc)
+        rc, _, err = self.signalled(signal.SIGTERM)
         self.assertEqual(rc, -signal.SIGTERM, err)
         self.assert_partial_capture("signal:SIGTERM")
 
@@ -72,19 +77,13 @@ class Signals(CaptureCase):
         self.assert_partial_capture("signal:SIGTERM")
 
     def test_a_python_handler_installed_before_the_window_still_runs(self):
-        proc = self.start("--handler", "before")
-        self.wait_for_step(proc, 6)
-        proc.send_signal(signal.SIGTERM)
-        rc, out, err = self.finish(proc)
+        rc, out, err = self.signalled(signal.SIGTERM, "--handler", "before")
         self.assertEqual(rc, 7, err)
         self.assertIn("handler got 15", out)
         self.assert_partial_capture("signal:SIGTERM")
 
     def test_a_python_handler_installed_after_arm_runs_and_exit_finalizes(self):
-        proc = self.start("--handler", "after")
-        self.wait_for_step(proc, 6)
-        proc.send_signal(signal.SIGTERM)
-        rc, out, err = self.finish(proc)
+        rc, out, err = self.signalled(signal.SIGTERM, "--handler", "after")
         self.assertEqual(rc, 7, err)
         self.assertIn("handler got 15", out)
         # The job's handler took the signal and called sys.exit: we finalize
@@ -94,29 +93,20 @@ class Signals(CaptureCase):
         self.assert_check_passes()
 
     def test_sigint_raises_keyboard_interrupt_as_usual_and_finalizes(self):
-        proc = self.start()
-        self.wait_for_step(proc, 6)
-        proc.send_signal(signal.SIGINT)
-        rc, _, err = self.finish(proc)
+        rc, _, err = self.signalled(signal.SIGINT)
         self.assertIn("KeyboardInterrupt", err)
         self.assertEqual(rc, -signal.SIGINT, err)  # 130 as seen from a shell
         self.assert_partial_capture("signal:SIGINT")
 
     def test_the_flush_signal_writes_the_files_and_the_job_goes_on(self):
-        proc = self.start(CHAKRA_FLUSH_SIGNAL="USR1")
-        self.wait_for_step(proc, 6)
-        proc.send_signal(signal.SIGUSR1)
-        rc, out, err = self.finish(proc, timeout=120)
+        rc, out, err = self.signalled(signal.SIGUSR1, CHAKRA_FLUSH_SIGNAL="USR1", timeout=120)
         self.assertEqual(rc, 0, err)
         self.assertIn("finished", out)
         self.assertEqual(out.count("step "), 400 - 6 - 1)  # the rest of the steps ran
         self.assert_partial_capture("signal:SIGUSR1")
 
     def test_a_signal_outside_the_window_is_untouched(self):
-        proc = self.start(CHAKRA_START_STEP=1000)
-        self.wait_for_step(proc, 3)
-        proc.send_signal(signal.SIGTERM)
-        rc, _, err = self.finish(proc)
+        rc, _, err = self.signalled(signal.SIGTERM, CHAKRA_START_STEP=1000, at=3)
         self.assertEqual(rc, -signal.SIGTERM, err)
         self.assertFalse(os.path.exists(self.trace_dir))
 
@@ -231,10 +221,8 @@ class Signals(CaptureCase):
         for when in ("before-torch", "after-torch"):
             with self.subTest(when=when):
                 self.trace_dir = os.path.join(os.path.dirname(self.trace_dir), "traces-" + when)
-                proc = self.start("--usr1", when, steps=60, CHAKRA_FLUSH_SIGNAL="USR1")
-                self.wait_for_step(proc, 6)
-                proc.send_signal(signal.SIGUSR1)
-                rc, out, err = self.finish(proc, timeout=120)
+                rc, out, err = self.signalled(signal.SIGUSR1, "--usr1", when, steps=60, CHAKRA_FLUSH_SIGNAL="USR1",
+                                              timeout=120)
                 self.assertEqual(rc, 0, err)
                 self.assertIn("job got USR1", out)
                 self.assertIn("finished", out)
@@ -247,20 +235,15 @@ class Signals(CaptureCase):
                                    ("after", dict(CHAKRA_START_STEP=2, CHAKRA_END_STEP=3), 8)):
             with self.subTest(name):
                 self.trace_dir = os.path.join(os.path.dirname(self.trace_dir), "traces-" + name)
-                proc = self.start(steps=60, CHAKRA_FLUSH_SIGNAL="USR1", **settings)
-                self.wait_for_step(proc, at)
-                proc.send_signal(signal.SIGUSR1)
-                rc, out, err = self.finish(proc, timeout=120)
+                rc, out, err = self.signalled(signal.SIGUSR1, steps=60, CHAKRA_FLUSH_SIGNAL="USR1", at=at,
+                                              timeout=120, **settings)
                 self.assertEqual(rc, 0, err)
                 self.assertIn("finished", out)
                 self.assertIn("SIGUSR1 (CHAKRA_FLUSH_SIGNAL) arrived outside the capture window", err)
 
     def test_the_flush_signal_outside_the_window_reaches_the_jobs_handler(self):
-        proc = self.start("--usr1", "after-torch", steps=60, CHAKRA_FLUSH_SIGNAL="USR1",
-                           CHAKRA_START_STEP=1000, CHAKRA_END_STEP=1000)
-        self.wait_for_step(proc, 3)
-        proc.send_signal(signal.SIGUSR1)
-        rc, out, err = self.finish(proc, timeout=120)
+        rc, out, err = self.signalled(signal.SIGUSR1, "--usr1", "after-torch", steps=60, CHAKRA_FLUSH_SIGNAL="USR1",
+                                      CHAKRA_START_STEP=1000, CHAKRA_END_STEP=1000, at=3, timeout=120)
         self.assertEqual(rc, 0, err)
         self.assertIn("job got USR1", out)
         self.assertNotIn("outside the capture window", err)

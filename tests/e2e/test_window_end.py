@@ -7,37 +7,23 @@ import os
 import re
 import resource
 import shutil
-import socket
 import subprocess
 import sys
 import unittest
 
 from e2e_case import CaptureCase
-from harness import JOBS, PYTHON, Capture, job_env, run_job
+from harness import JOBS, PYTHON, Capture, job_env, run_job, start_ranks
 
 WAIT = re.compile(r"waiting up to \d+ ms for torch.distributed's state on thread (\d+) of process (\d+)")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class WindowEnd(CaptureCase):
     def two_ranks(self, steps, pace=0.0, **settings):
         """ddp_gloo.py on 2 gloo ranks under the preload: [(rc, stderr)]."""
         for attempt in range(3):
-            port = free_port()
-            procs = []
-            for rank in range(2):
-                env = job_env(self.trace_dir, RANK=rank, WORLD_SIZE=2, MASTER_ADDR="127.0.0.1",
-                              MASTER_PORT=port, OMP_NUM_THREADS=1, CHAKRA_LOG_LEVEL="debug",
-                              **settings)
-                procs.append(subprocess.Popen(
-                    [PYTHON, os.path.join(JOBS, "ddp_gloo.py"), str(steps), str(pace)],
-                    env={k: str(v) for k, v in env.items()}, stdout=subprocess.DEVNULL,
-                    stderr=subprocess.PIPE, text=True))
+            procs = start_ranks([PYTHON, os.path.join(JOBS, "ddp_gloo.py"), str(steps), str(pace)],
+                                job_env(self.trace_dir, OMP_NUM_THREADS=1, CHAKRA_LOG_LEVEL="debug", **settings),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             out = []
             for p in procs:
                 _, err = p.communicate(timeout=300)

@@ -23,7 +23,6 @@ import random
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -33,7 +32,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
-from chakra_test import CLI, PRELOAD, PYTHON, clean_env  # noqa: E402
+from chakra_test import CLI, PRELOAD, PYTHON, clean_env, torchrun  # noqa: E402
 
 JOB = os.path.join(HERE, "soak_job.py")
 FAKE_CUPTI = os.environ.get("CHAKRASHIM_TEST_FAKE_CUPTI", "")
@@ -147,12 +146,6 @@ def describe(s):
             f"dir_fault={s['dir_fault']}@{s['dir_at']} {e}{trigger}")
 
 
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def job_cmd(s, trace_arg):
     args = ["--kind", "ddp" if s["kind"].startswith("ddp") else s["kind"],
             "--steps", str(s["steps"]), "--fault", s["fault"], "--at", str(s["at"]),
@@ -162,9 +155,7 @@ def job_cmd(s, trace_arg):
     if s["dir_fault"] in ("ro", "rm"):
         args += ["--dir-fault", s["dir_fault"], "--dir-at", str(s["dir_at"]), "--dir", trace_arg]
     if s["kind"].startswith("ddp"):
-        n = "2" if s["kind"] == "ddp2" else "1"
-        return [PYTHON, "-m", "torch.distributed.run", "--nproc-per-node", n,
-                "--master-addr", "127.0.0.1", "--master-port", str(free_port()), JOB, *args]
+        return torchrun(JOB, *args, nproc=2 if s["kind"] == "ddp2" else 1)
     return [PYTHON, JOB, *args]
 
 

@@ -1,4 +1,6 @@
-"""Shared helpers for the Python-driven tests (preload and end-to-end).
+"""Shared helpers for the Python-driven tests (preload, end-to-end, tools,
+soak) and the benchmarks: the build's paths, a clean environment, running a
+command, free ports and a job's ranks started by hand.
 
 CTest passes the build's paths in CHAKRA_* environment variables (see
 tests/preload/CMakeLists.txt). Jobs run with the real interpreter
@@ -11,6 +13,7 @@ import os
 import pty
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -129,6 +132,39 @@ def clean_env(**extra):
 def run(cmd, env, timeout=120, **kw):
     """Runs cmd and returns the CompletedProcess with text output."""
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def free_port():
+    """A TCP port on the loopback that nothing listens on now (a job's
+    MASTER_PORT; another process may still take it before the job does)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def torchrun(*args, nproc=2, elastic=False):
+    """torchrun's command line for a job of nproc ranks on this host, its
+    store on a free port. elastic: a c10d rendezvous, where a restart gets a
+    fresh round (the static store would hand the second attempt the first
+    attempt's gloo addresses)."""
+    if elastic:
+        where = ["--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{free_port()}", "--nnodes", "1"]
+    else:
+        where = ["--master-addr", "127.0.0.1", "--master-port", str(free_port())]
+    return [PYTHON, "-m", "torch.distributed.run", "--nproc-per-node", str(nproc), *where, *args]
+
+
+def start_ranks(cmd, env, world_size=2, **popen):
+    """Starts cmd (a list, or a function of the rank that returns one) once
+    for each rank of a job on this host, as a launcher would: env plus RANK,
+    WORLD_SIZE, LOCAL_RANK, and MASTER_ADDR and MASTER_PORT of a free port on
+    the loopback. Returns the processes, in rank order."""
+    port = free_port()
+    return [subprocess.Popen(cmd(rank) if callable(cmd) else cmd,
+                             env={**{k: str(v) for k, v in env.items()}, "RANK": str(rank),
+                                  "WORLD_SIZE": str(world_size), "LOCAL_RANK": str(rank),
+                                  "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}, **popen)
+            for rank in range(world_size)]
 
 
 def run_on_pty(cmd, env):

@@ -36,22 +36,22 @@ class CheckCase(unittest.TestCase):
         pattern = re.compile(r"^%s(?: \([^)]*\))?: %s \[%s\] .+: .+$" % (who, severity, re.escape(rule)))
         return [l for l in result.stdout.splitlines() if pattern.match(l)]
 
-    def assert_error(self, args, rule, rank=0, text=None):
+    def assert_finding(self, args, severity, returncode, rule, rank, text):
+        """check's exit code, and a `severity` line of `rule` for `rank` (that
+        holds `text`, when given)."""
         r = check(*args)
-        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
-        found = self.lines(r, "error", rule, rank)
-        self.assertTrue(found, "no 'rank %s: error [%s]' line in:\n%s" % (rank, rule, r.stdout))
+        self.assertEqual(r.returncode, returncode, r.stdout + r.stderr)
+        found = self.lines(r, severity, rule, rank)
+        self.assertTrue(found, "no 'rank %s: %s [%s]' line in:\n%s" % (rank, severity, rule, r.stdout))
         if text:
             self.assertTrue(any(text in l for l in found), "%r not in %s" % (text, found))
         return r
 
+    def assert_error(self, args, rule, rank=0, text=None):
+        return self.assert_finding(args, "error", 1, rule, rank, text)
+
     def assert_warning(self, args, rule, rank=0, text=None):
-        r = check(*args)
-        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        found = self.lines(r, "warning", rule, rank)
-        self.assertTrue(found, "no 'rank %s: warning [%s]' line in:\n%s" % (rank, rule, r.stdout))
-        if text:
-            self.assertTrue(any(text in l for l in found), "%r not in %s" % (text, found))
+        r = self.assert_finding(args, "warning", 0, rule, rank, text)
         self.assertNotIn(" error [", r.stdout)
         strict = check("--strict", *args)
         self.assertEqual(strict.returncode, 1, strict.stdout)

@@ -25,7 +25,6 @@ import gzip
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -180,25 +179,15 @@ class Golden(ConvertCase):
         self.compare(os.path.join(self.root, "linked.0.et"), exact_durations=False)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @unittest.skipUnless(ct.WITH_TORCH and PRELOAD, "needs torch and the preload (CHAKRA_WITH_TORCH)")
 class OurCaptures(ConvertCase):
     """Acceptance 2: real captures, linked then converted from their folder."""
 
     def test_two_rank_ddp_capture_over_gloo(self):
-        port = free_port()
-        procs = []
-        for rank in (0, 1):
-            env = ct.clean_env(LD_PRELOAD=PRELOAD, CHAKRA_PROFILE=1, CHAKRA_TRACE_DIR=self.root,
-                               CHAKRA_START_STEP=2, CHAKRA_END_STEP=4, RANK=rank, WORLD_SIZE=2,
-                               LOCAL_RANK=rank, MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
-            procs.append(subprocess.Popen([ct.PYTHON, os.path.join(JOBS, "ddp_gloo.py"), "6"], env=env,
-                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+        procs = ct.start_ranks([ct.PYTHON, os.path.join(JOBS, "ddp_gloo.py"), "6"],
+                               ct.clean_env(LD_PRELOAD=PRELOAD, CHAKRA_PROFILE=1, CHAKRA_TRACE_DIR=self.root,
+                                            CHAKRA_START_STEP=2, CHAKRA_END_STEP=4),
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         outputs = [p.communicate(timeout=300)[0] for p in procs]
         if any(p.returncode != 0 for p in procs) and any("Gloo connectFullMesh" in o for o in outputs):
             self.skipTest("gloo could not connect on loopback (flaky on a loaded machine, with or without the shim)")

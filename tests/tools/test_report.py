@@ -21,7 +21,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -247,12 +246,6 @@ class ReportCase(unittest.TestCase):
 
 
 # --- a real 2-rank capture over gloo ------------------------------------------
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @unittest.skipUnless(ct.WITH_TORCH and os.environ.get("CHAKRASHIM_TEST_PRELOAD"),
                      "needs torch and the preload (CHAKRA_WITH_TORCH)")
 class RealGlooCapture(ReportCase):
@@ -260,15 +253,10 @@ class RealGlooCapture(ReportCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory(prefix="chakra-report-")
         cls.root = cls.tmp.name
-        port = free_port()
-        procs = []
-        for rank in (0, 1):
-            env = ct.clean_env(LD_PRELOAD=os.environ["CHAKRASHIM_TEST_PRELOAD"], CHAKRA_PROFILE=1,
-                               CHAKRA_TRACE_DIR=cls.root, CHAKRA_START_STEP=2, CHAKRA_END_STEP=4,
-                               RANK=rank, WORLD_SIZE=2, LOCAL_RANK=rank, MASTER_ADDR="127.0.0.1",
-                               MASTER_PORT=port)
-            procs.append(subprocess.Popen([ct.PYTHON, JOB, "6"], env=env, stdout=subprocess.PIPE,
-                                          stderr=subprocess.STDOUT, text=True))
+        procs = ct.start_ranks([ct.PYTHON, JOB, "6"],
+                               ct.clean_env(LD_PRELOAD=os.environ["CHAKRASHIM_TEST_PRELOAD"], CHAKRA_PROFILE=1,
+                                            CHAKRA_TRACE_DIR=cls.root, CHAKRA_START_STEP=2, CHAKRA_END_STEP=4),
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         cls.outputs = [p.communicate(timeout=240)[0] for p in procs]
         cls.codes = [p.returncode for p in procs]
 

@@ -416,6 +416,14 @@ class Wait(TriggerCase):
         self.publish_et(window, cap)
         self.publish_device(window, cap, gz)
 
+    def start_waiting(self, *args):
+        """`chakrashim trigger ROOT ARGS` started, killed at the end of the
+        test if it still runs, once it has written its trigger: (the
+        process, the trigger's document)."""
+        p = start_trigger(self.root, *args)
+        self.addCleanup(lambda: p.poll() is None and p.kill())
+        return p, self.wait_for_trigger(p)
+
     def assert_still_waiting(self, proc, seconds=1.2):
         time.sleep(seconds)
         if proc.poll() is not None:
@@ -423,9 +431,7 @@ class Wait(TriggerCase):
 
     def test_wait_until_every_rank_has_written_then_check(self):
         self.publish(step=1040, world_size=2)
-        p = start_trigger(self.root, "--in", "8", "--steps", "2", "--wait", "--timeout", "60")
-        self.addCleanup(lambda: p.poll() is None and p.kill())
-        doc = self.wait_for_trigger(p)
+        p, doc = self.start_waiting("--in", "8", "--steps", "2", "--wait", "--timeout", "60")
         window = self.window(doc["first_step"])
         self.assertEqual(doc["first_step"], 1048)
         caps = [RankCapture(r, 2, steps=(1048, 1049)) for r in (0, 1)]
@@ -449,9 +455,7 @@ class Wait(TriggerCase):
 
     def test_wait_for_the_ranks_chakra_ranks_names(self):
         self.publish(step=100, world_size=4, ranks="1,3")
-        p = start_trigger(self.root, "--in", "8", "--wait", "--timeout", "60")
-        self.addCleanup(lambda: p.poll() is None and p.kill())
-        doc = self.wait_for_trigger(p)
+        p, doc = self.start_waiting("--in", "8", "--wait", "--timeout", "60")
         window = self.window(doc["first_step"])
         caps = [RankCapture(r, 4, steps=(108, 109), ranks_filter="1,3") for r in (1, 3)]
         for c in caps:
@@ -474,9 +478,7 @@ class Wait(TriggerCase):
 
     def test_timeout_names_the_missing_ranks_and_checks_what_is_there(self):
         self.publish(step=1040, world_size=4)
-        p = start_trigger(self.root, "--in", "8", "--wait", "--timeout", "3")
-        self.addCleanup(lambda: p.poll() is None and p.kill())
-        doc = self.wait_for_trigger(p)
+        p, doc = self.start_waiting("--in", "8", "--wait", "--timeout", "3")
         window = self.window(doc["first_step"])
         self.write_rank(window, 0, 4, 1048)
         self.write_rank(window, 2, 4, 1048)
@@ -495,9 +497,7 @@ class Wait(TriggerCase):
         # note (the shim's window::Missed) instead of files, and --wait stops
         # at once rather than at the timeout, with that rank's own words.
         self.publish(step=1040, world_size=2)
-        p = start_trigger(self.root, "--in", "8", "--wait", "--timeout", "60")
-        self.addCleanup(lambda: p.poll() is None and p.kill())
-        doc = self.wait_for_trigger(p)
+        p, doc = self.start_waiting("--in", "8", "--wait", "--timeout", "60")
         window = self.window(doc["first_step"])
         self.write_rank(window, 0, 2, 1048)
         self.assert_still_waiting(p)  # rank 1 said nothing yet
@@ -533,9 +533,7 @@ class Wait(TriggerCase):
 
     def test_wait_stops_when_the_job_exits(self):
         self.publish(step=1040, world_size=2)
-        p = start_trigger(self.root, "--in", "8", "--wait", "--timeout", "120")
-        self.addCleanup(lambda: p.poll() is None and p.kill())
-        doc = self.wait_for_trigger(p)
+        p, doc = self.start_waiting("--in", "8", "--wait", "--timeout", "120")
         window = self.window(doc["first_step"])
         self.write_rank(window, 0, 2, 1048)
         self.open_files(window, [1])
@@ -555,9 +553,7 @@ class Wait(TriggerCase):
 
     def test_wait_stops_when_the_job_restarts(self):
         self.publish(step=1040, world_size=1, restart=0)
-        p = start_trigger(self.root, "--in", "8", "--wait", "--timeout", "120")
-        self.addCleanup(lambda: p.poll() is None and p.kill())
-        self.wait_for_trigger(p)
+        p, _ = self.start_waiting("--in", "8", "--wait", "--timeout", "120")
         self.publish(step=3, world_size=1, restart=1)
         out, err = p.communicate(timeout=30)
         self.assertEqual(p.returncode, 1, out + err)
@@ -565,9 +561,7 @@ class Wait(TriggerCase):
 
     def test_wait_stops_when_the_job_stops_publishing(self):
         self.publish(step=1040, world_size=1)
-        p = start_trigger(self.root, "--in", "8", "--wait", "--timeout", "120")
-        self.addCleanup(lambda: p.poll() is None and p.kill())
-        self.wait_for_trigger(p)
+        p, _ = self.start_waiting("--in", "8", "--wait", "--timeout", "120")
         self.publish(step=1046, world_size=1, age=61)  # as a hung job's note ages
         out, err = p.communicate(timeout=30)
         self.assertEqual(p.returncode, 1, out + err)
@@ -576,9 +570,7 @@ class Wait(TriggerCase):
 
     def test_job_of_one_process_gzip(self):
         self.publish(step=10, world_size=-1, rank=0, gzip_files=True)
-        p = start_trigger(self.root, "--in", "4", "--wait", "--timeout", "60")
-        self.addCleanup(lambda: p.poll() is None and p.kill())
-        self.wait_for_trigger(p)
+        p, _ = self.start_waiting("--in", "4", "--wait", "--timeout", "60")
         self.write_rank(self.window(14), 0, 1, 14, gz=True)
         out, err = p.communicate(timeout=30)
         self.assertEqual(p.returncode, 0, out + err)
@@ -589,12 +581,6 @@ PRELOAD = os.environ.get("CHAKRASHIM_TEST_PRELOAD", "")
 PACED = os.path.join(ct.SOURCE_DIR, "tests", "e2e", "jobs", "paced_loop.py")
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @unittest.skipUnless(ct.WITH_TORCH and PRELOAD, "needs torch and the preload (CHAKRA_WITH_TORCH)")
 class RealJob(TriggerCase):
     """The whole path: a 2-rank DDP job (gloo) under the preload in
@@ -603,15 +589,10 @@ class RealJob(TriggerCase):
 
     def test_trigger_and_wait_on_a_running_two_rank_job(self):
         stop = os.path.join(ct.temp_dir(self), "stop")
-        port = free_port()
-        jobs = []
-        for rank in (0, 1):
-            env = ct.clean_env(LD_PRELOAD=PRELOAD, CHAKRA_PROFILE=1, CHAKRA_ON_DEMAND=1, CHAKRA_TRACE_DIR=self.root,
-                               CHAKRA_JOB_ID="e2e", RANK=rank, WORLD_SIZE=2, LOCAL_RANK=rank,
-                               MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
-            jobs.append(subprocess.Popen([ct.PYTHON, PACED, "100000", "--step-ms", "30", "--stop-file", stop,
-                                          "--ddp"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                         text=True))
+        jobs = ct.start_ranks([ct.PYTHON, PACED, "100000", "--step-ms", "30", "--stop-file", stop, "--ddp"],
+                              ct.clean_env(LD_PRELOAD=PRELOAD, CHAKRA_PROFILE=1, CHAKRA_ON_DEMAND=1,
+                                           CHAKRA_TRACE_DIR=self.root, CHAKRA_JOB_ID="e2e"),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
         def end_jobs():
             open(stop, "w").close()

@@ -8,22 +8,19 @@
 #include <filesystem>
 #include <fstream>
 
-#include "test_temp_dir.h"
+#include "support/temp_dir.h"
 
 namespace chakrashim::tools {
 namespace {
 
 namespace fs = std::filesystem;
 
-class CaptureScan : public ::testing::Test {
+class CaptureScan : public testing_support::TempDirTest {
  protected:
-  void SetUp() override { root_ = testing_support::make_test_dir("chakra-scan"); }
-  void TearDown() override { fs::remove_all(root_); }
   void touch(const fs::path& rel, const std::string& text = "{}") {
-    fs::create_directories((root_ / rel).parent_path());
-    std::ofstream(root_ / rel) << text;
+    fs::create_directories((dir_ / rel).parent_path());
+    std::ofstream(dir_ / rel) << text;
   }
-  fs::path root_;
 };
 
 TEST(CaptureScanNames, ParsesFolderAndFileNames) {
@@ -49,7 +46,7 @@ TEST_F(CaptureScan, PairsRanksAcrossTheTwoFoldersOfEachRun) {
   touch("0_chakra.1/rank-0.json");
   touch("0_kineto.1/rank-0.json");
   touch("0_kineto/notes.txt");
-  const auto scan = scan_directory(root_.string());
+  const auto scan = scan_directory(dir_.string());
   ASSERT_EQ(scan.groups.size(), 2u);
   const auto& g = scan.groups[0];
   EXPECT_EQ(g.label, "0");
@@ -65,7 +62,7 @@ TEST_F(CaptureScan, PairsRanksAcrossTheTwoFoldersOfEachRun) {
 TEST_F(CaptureScan, OneFolderOfThePairFindsItsSibling) {
   touch("5_chakra.3/rank-0.json");
   touch("5_kineto.3/rank-0.json");
-  const auto scan = scan_directory((root_ / "5_kineto.3").string());
+  const auto scan = scan_directory((dir_ / "5_kineto.3").string());
   ASSERT_EQ(scan.groups.size(), 1u);
   EXPECT_EQ(scan.groups[0].label, "5.3");
   ASSERT_EQ(scan.groups[0].ranks.size(), 1u);
@@ -76,18 +73,18 @@ TEST_F(CaptureScan, LooseFilesAreSortedByContent) {
   touch("a/host.1.json", R"({"schema": "1.1.1-chakra.0.0.4", "pid": 1, "nodes": []})");
   touch("a/device.1.json", "{\n  \"schemaVersion\": 1, \"traceEvents\": []}");
   touch("a/kineto.json", R"({"traceEvents": []})");
-  const auto g = group_files({(root_ / "a/host.1.json").string(), (root_ / "a/device.1.json").string(),
-                              (root_ / "a/kineto.json").string()});
+  const auto g = group_files({(dir_ / "a/host.1.json").string(), (dir_ / "a/device.1.json").string(),
+                              (dir_ / "a/kineto.json").string()});
   ASSERT_EQ(g.groups.size(), 1u);
   ASSERT_EQ(g.groups[0].ranks.size(), 2u);
   EXPECT_EQ(g.groups[0].ranks[0].rank, 0u);
   EXPECT_FALSE(g.groups[0].ranks[0].rank_from_name);
   EXPECT_TRUE(g.groups[0].ranks[1].host_path && g.groups[0].ranks[1].device_path);
-  EXPECT_EQ(sniff_kind((root_ / "a/kineto.json").string()), FileKind::device);
+  EXPECT_EQ(sniff_kind((dir_ / "a/kineto.json").string()), FileKind::device);
 }
 
 TEST_F(CaptureScan, AMissingFolderIsAnError) {
-  EXPECT_FALSE(scan_directory((root_ / "nope").string()).error.empty());
+  EXPECT_FALSE(scan_directory((dir_ / "nope").string()).error.empty());
 }
 
 }  // namespace
@@ -100,14 +97,14 @@ TEST_F(CaptureScan, WindowsOneLevelDownAreListedInStepOrder) {
   // Repeated windows (docs/on-demand.md): step-2, step-7, step-12, not the
   // order of the names' characters.
   for (const char* w : {"step-12", "step-2", "step-7", "step-100"}) touch(std::string(w) + "/0_kineto/rank-0.json");
-  const auto below = capture_roots_below(root_.string());
+  const auto below = capture_roots_below(dir_.string());
   ASSERT_EQ(below.size(), 4u);
   EXPECT_EQ(fs::path(below[0]).filename(), "step-2");
   EXPECT_EQ(fs::path(below[1]).filename(), "step-7");
   EXPECT_EQ(fs::path(below[2]).filename(), "step-12");
   EXPECT_EQ(fs::path(below[3]).filename(), "step-100");
-  EXPECT_NE(nothing_found(root_.string()).find("step-2, " + root_.string() + "/step-7"), std::string::npos)
-      << nothing_found(root_.string());
+  EXPECT_NE(nothing_found(dir_.string()).find("step-2, " + dir_.string() + "/step-7"), std::string::npos)
+      << nothing_found(dir_.string());
 }
 
 }  // namespace

@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <future>
 #include <istream>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -33,17 +36,29 @@ TEST(ChunkPipe, BytesArriveWholeAndInOrder) {
 }
 
 TEST(ChunkPipe, AReaderThatQuitsNeverBlocksTheWriter) {
-  ChunkPipe pipe(16, 1);
-  std::thread reader([&] {
+  // The writer runs on a thread of its own so that a blocked one fails the
+  // test instead of hanging it: left behind then, with the pipe it waits on.
+  auto pipe = std::make_unique<ChunkPipe>(16, 1);
+  std::thread reader([p = pipe.get()] {
     char c = 0;
-    pipe.source().sgetn(&c, 1);
-    pipe.abandon();
+    p->source().sgetn(&c, 1);
+    p->abandon();
   });
-  const std::string block(1000, 'x');
-  for (int i = 0; i < 100; ++i) pipe.sink().write(block);  // would deadlock without abandon
-  pipe.close();
+  const auto wrote_all = std::make_shared<std::promise<void>>();
+  std::future<void> done = wrote_all->get_future();
+  std::thread writer([p = pipe.get(), wrote_all] {
+    const std::string block(1000, 'x');
+    for (int i = 0; i < 100; ++i) p->sink().write(block);  // would block for good without abandon
+    p->close();
+    wrote_all->set_value();
+  });
   reader.join();
-  SUCCEED();
+  if (done.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    writer.detach();
+    static_cast<void>(pipe.release());
+    FAIL() << "the writer still blocks 30 s after the reader abandoned the pipe";
+  }
+  writer.join();
 }
 
 TEST(ChunkPipe, AWriterThatWritesNothingEndsTheInput) {

@@ -8,29 +8,21 @@
 #include "buffer_pool.h"
 #include "chakrashim/collector.h"
 #include "cupti_locate.h"
+#include "support/builders.h"
 
 namespace chakrashim::collector {
 namespace {
 
+// A launch of 10 ns; a runtime record's stream is CUPTI's thread id.
 DeviceEvent launch(std::int64_t start, std::uint32_t corr, std::uint32_t cupti_tid = 11) {
-  DeviceEvent e;
-  e.kind = DeviceEventKind::runtime;
-  e.start_ns = start;
-  e.end_ns = start + 10;
-  e.correlation = corr;
-  e.stream = cupti_tid;
+  DeviceEvent e = testing_support::device_event(DeviceEventKind::runtime, start, start + 10, corr, 0, cupti_tid);
   e.context = 211;
   return e;
 }
 
+// A kernel of 50 ns on stream 7.
 DeviceEvent kernel(std::int64_t start, std::uint32_t corr) {
-  DeviceEvent e;
-  e.kind = DeviceEventKind::kernel;
-  e.start_ns = start;
-  e.end_ns = start + 50;
-  e.correlation = corr;
-  e.stream = 7;
-  return e;
+  return testing_support::device_event(DeviceEventKind::kernel, start, start + 50, corr, 0, 7);
 }
 
 TEST(JoinDeviceCapture, KeepsLaunchesInCapturedStepsAndTheirGpuOps) {
@@ -134,23 +126,6 @@ TEST(CuptiLocate, OverrideAloneThenLoadedThenTorchsThenToolkit) {
             pos("/venv/lib/python3.12/site-packages/nvidia/cuda_cupti/lib/libcupti.so.12"));
   EXPECT_GT(pos("/usr/local/cuda/lib64/libcupti.so.12"), pos("/opt/cuda/lib64/libcupti.so.12"));
   EXPECT_EQ(c.back().path, "libcupti.so.12");
-}
-
-TEST(PagedVector, GrowsInPlaceKeepsRecordsAndMoves) {
-  PagedVector<DeviceEvent> v;
-  for (std::uint32_t i = 0; i < 100000; ++i) {
-    DeviceEvent e;
-    e.correlation = i;
-    v.push_back(e);
-  }
-  ASSERT_EQ(v.size(), 100000u);
-  for (std::uint32_t i = 0; i < 100000; i += 997) EXPECT_EQ(v[i].correlation, i);
-  PagedVector<DeviceEvent> w = std::move(v);
-  EXPECT_TRUE(v.empty());
-  EXPECT_EQ(w.back().correlation, 99999u);
-  w.resize(10);
-  EXPECT_EQ(w.size(), 10u);
-  EXPECT_GE(w.mapped_bytes(), 100000 * sizeof(DeviceEvent));
 }
 
 TEST(BufferPool, RecyclesAndRefusesBeyondItsBuffers) {

@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <functional>
+#include <initializer_list>
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "config/config_vars.h"
@@ -17,9 +19,11 @@
 namespace chakrashim::config {
 namespace {
 
-// The smallest environment that enables capture without errors.
-EnvSnapshot enabled_env() {
-  return {{"CHAKRA_PROFILE", "1"}, {"CHAKRA_TRACE_DIR", "/tmp/chakra-traces"}};
+// The smallest environment that enables capture without errors, and `more`.
+EnvSnapshot enabled_env(std::initializer_list<std::pair<std::string_view, std::string_view>> more = {}) {
+  EnvSnapshot env{{"CHAKRA_PROFILE", "1"}, {"CHAKRA_TRACE_DIR", "/tmp/chakra-traces"}};
+  for (const auto& [name, value] : more) env.set(name, value);
+  return env;
 }
 
 EnvSnapshot with(EnvSnapshot env, std::string_view name, std::string_view value) {
@@ -224,11 +228,8 @@ TEST(ParseConfig, GivesOneLineWithNameValueAndGrammarForEveryBadValue) {
 }
 
 TEST(ParseConfig, GivesOneLinePerBadVariable) {
-  auto env = enabled_env();
-  env.set("CHAKRA_START_STEP", "x");
-  env.set("CHAKRA_GZIP", "maybe");
-  env.set("CHAKRA_MAX_MEMORY", "1GB");
-  const auto r = parse_config(env);
+  const auto r =
+      parse_config(enabled_env({{"CHAKRA_START_STEP", "x"}, {"CHAKRA_GZIP", "maybe"}, {"CHAKRA_MAX_MEMORY", "1GB"}}));
   EXPECT_FALSE(r.config);
   ASSERT_EQ(r.errors.size(), 3u) << joined(r.errors);
   EXPECT_TRUE(contains(joined(r.errors), "CHAKRA_START_STEP='x'"));
@@ -248,10 +249,7 @@ void expect_one_error(const EnvSnapshot& env, std::string_view var, std::string_
 }
 
 TEST(ParseConfig, RepeatedWindowsNeedAStepBetweenThem) {
-  auto env = enabled_env();
-  env.set("CHAKRA_START_STEP", "10");
-  env.set("CHAKRA_END_STEP", "14");
-  env.set("CHAKRA_REPEAT_EVERY", "5");
+  auto env = enabled_env({{"CHAKRA_START_STEP", "10"}, {"CHAKRA_END_STEP", "14"}, {"CHAKRA_REPEAT_EVERY", "5"}});
   expect_one_error(env, "CHAKRA_REPEAT_EVERY", "expected more than the window's 5 steps");
   env.set("CHAKRA_REPEAT_EVERY", "6");
   EXPECT_TRUE(parse_config(env).config);
@@ -266,11 +264,8 @@ TEST(ParseConfig, RepeatedWindowsNeedAStepBetweenThem) {
 TEST(ParseConfig, RepeatUntilNeedsRepeatEveryAndComesAfterTheFirstWindow) {
   expect_one_error(with(enabled_env(), "CHAKRA_REPEAT_UNTIL", "50"), "CHAKRA_REPEAT_UNTIL",
                    "set CHAKRA_REPEAT_EVERY too");
-  auto env = enabled_env();
-  env.set("CHAKRA_START_STEP", "10");
-  env.set("CHAKRA_END_STEP", "12");
-  env.set("CHAKRA_REPEAT_EVERY", "100");
-  env.set("CHAKRA_REPEAT_UNTIL", "11");
+  auto env = enabled_env({{"CHAKRA_START_STEP", "10"}, {"CHAKRA_END_STEP", "12"}, {"CHAKRA_REPEAT_EVERY", "100"},
+                          {"CHAKRA_REPEAT_UNTIL", "11"}});
   expect_one_error(env, "CHAKRA_REPEAT_UNTIL", "at or after CHAKRA_END_STEP=12");
   env.set("CHAKRA_REPEAT_UNTIL", "12");
   EXPECT_TRUE(parse_config(env).config);
@@ -326,10 +321,8 @@ TEST(ParseConfig, WindowModesDefaultToOneFixedWindow) {
 
 // ---- CHAKRA_PROFILE ------------------------------------------------------------
 
-TEST(ParseConfig, StaysInertAndSilentWhenProfileIsUnset) {
-  const EnvSnapshot env{{"CHAKRA_START_STEP", "x"},
-                        {"CHAKRA_MAX_MEMORY", "lots"},
-                        {"CHAKRA_STRAT_STEP", "3"}};
+// Capture off, and not a line said, whatever the other variables hold.
+void expect_inert_and_silent(const EnvSnapshot& env) {
   const auto r = parse_config(env);
   EXPECT_FALSE(r.enabled);
   EXPECT_FALSE(r.config);
@@ -337,18 +330,17 @@ TEST(ParseConfig, StaysInertAndSilentWhenProfileIsUnset) {
   EXPECT_TRUE(r.warnings.empty()) << joined(r.warnings);
 }
 
+TEST(ParseConfig, StaysInertAndSilentWhenProfileIsUnset) {
+  expect_inert_and_silent({{"CHAKRA_START_STEP", "x"}, {"CHAKRA_MAX_MEMORY", "lots"}, {"CHAKRA_STRAT_STEP", "3"}});
+}
+
 TEST(ParseConfig, StaysInertAndSilentWhenProfileIsFalseEvenIfOthersAreBad) {
   for (const char* off : {"0", "false", "off", "no", "FALSE", "Off"}) {
     SCOPED_TRACE(off);
-    const EnvSnapshot env{{"CHAKRA_PROFILE", off},
-                          {"CHAKRA_START_STEP", "x"},
-                          {"CHAKRA_ACTIVE_STEPS", "0"},
-                          {"CHAKRA_STRAT_STEP", "3"}};  // and no TRACE_DIR
-    const auto r = parse_config(env);
-    EXPECT_FALSE(r.enabled);
-    EXPECT_FALSE(r.config);
-    EXPECT_TRUE(r.errors.empty()) << joined(r.errors);
-    EXPECT_TRUE(r.warnings.empty()) << joined(r.warnings);
+    expect_inert_and_silent({{"CHAKRA_PROFILE", off},
+                             {"CHAKRA_START_STEP", "x"},
+                             {"CHAKRA_ACTIVE_STEPS", "0"},
+                             {"CHAKRA_STRAT_STEP", "3"}});  // and no TRACE_DIR
   }
 }
 
@@ -387,10 +379,7 @@ TEST(ParseConfig, RequiresTraceDir) {
 }
 
 TEST(ParseConfig, RejectsAnEndStepBeforeTheStartStep) {
-  auto env = enabled_env();
-  env.set("CHAKRA_START_STEP", "5");
-  env.set("CHAKRA_END_STEP", "3");
-  const auto r = parse_config(env);
+  const auto r = parse_config(enabled_env({{"CHAKRA_START_STEP", "5"}, {"CHAKRA_END_STEP", "3"}}));
   EXPECT_FALSE(r.config);
   ASSERT_EQ(r.errors.size(), 1u) << joined(r.errors);
   EXPECT_TRUE(contains(r.errors[0], "CHAKRA_END_STEP='3'")) << r.errors[0];
@@ -405,20 +394,14 @@ TEST(ParseConfig, RejectsAnEndStepBeforeTheDefaultStartStep) {
 }
 
 TEST(ParseConfig, AcceptsAnEndStepEqualToTheStartStep) {
-  auto env = enabled_env();
-  env.set("CHAKRA_START_STEP", "4");
-  env.set("CHAKRA_END_STEP", "4");
-  const auto r = parse_config(env);
+  const auto r = parse_config(enabled_env({{"CHAKRA_START_STEP", "4"}, {"CHAKRA_END_STEP", "4"}}));
   ASSERT_TRUE(r.config) << joined(r.errors);
   EXPECT_EQ(r.config->start_step, 4u);
   EXPECT_EQ(r.config->end_step, 4u);
 }
 
 TEST(ParseConfig, DoesNotAddAnOrderErrorWhenTheStartStepItselfIsBad) {
-  auto env = enabled_env();
-  env.set("CHAKRA_START_STEP", "x");
-  env.set("CHAKRA_END_STEP", "1");
-  const auto r = parse_config(env);
+  const auto r = parse_config(enabled_env({{"CHAKRA_START_STEP", "x"}, {"CHAKRA_END_STEP", "1"}}));
   ASSERT_EQ(r.errors.size(), 1u) << joined(r.errors);
   EXPECT_TRUE(contains(r.errors[0], "CHAKRA_START_STEP='x'")) << r.errors[0];
 }
@@ -550,10 +533,7 @@ TEST(ParseConfig, WarnsAboutAFarOffNameWithoutASuggestion) {
 }
 
 TEST(ParseConfig, IgnoresLauncherVariablesWhenWarning) {
-  auto env = enabled_env();
-  env.set("RANK", "3");
-  env.set("SLURM_PROCID", "1");
-  const auto r = parse_config(env);
+  const auto r = parse_config(enabled_env({{"RANK", "3"}, {"SLURM_PROCID", "1"}}));
   EXPECT_TRUE(r.warnings.empty()) << joined(r.warnings);
   EXPECT_TRUE(r.config);
 }

@@ -9,22 +9,20 @@
 #include <filesystem>
 #include <fstream>
 
-#include "test_temp_dir.h"
+#include "support/temp_dir.h"
 
 namespace chakrashim::files {
 namespace {
 
 namespace fs = std::filesystem;
 
-class ControlDirOpen : public ::testing::Test {
+class ControlDirOpen : public testing_support::TempDirTest {
  protected:
   void SetUp() override {
-    dir_ = testing_support::make_test_dir("chakra-control");
+    TempDirTest::SetUp();
     fs::permissions(dir_, fs::perms(0755));
   }
-  void TearDown() override { fs::remove_all(dir_); }
   fs::path base() const { return dir_ / ".chakrashim"; }
-  fs::path dir_;
 };
 
 mode_t mode_of(const fs::path& p) {

@@ -6,32 +6,27 @@
 
 #include <vector>
 
+#include "support/builders.h"
+
 namespace chakrashim::tools::check {
 namespace {
 
+using testing_support::int_arg;
+
+// Times in us; process 1.
 TraceEvent event(const char* cat, const char* name, std::int64_t ts_us, std::int64_t dur_us,
                  std::int64_t tid = 2) {
-  TraceEvent e;
-  e.ph = "X";
-  e.cat = cat;
-  e.name = name;
-  e.pid = 1;
-  e.tid = tid;
-  e.ts_ns = ts_us * 1000;
-  e.dur_ns = dur_us * 1000;
-  return e;
+  return testing_support::complete_event(cat, name, ts_us * 1000, dur_us * 1000, 1, tid);
 }
-
-IntArg arg(std::int64_t v) { return {true, v}; }
 
 TEST(DeviceFacts, CountsHostOpsWithoutRecordFunctionIdButNotProfilerSteps) {
   DeviceFacts f(nullptr, {});
   f.add(event("user_annotation", "ProfilerStep#3", 0, 100));
   auto op = event("cpu_op", "aten::mm", 1, 5);
   f.add(op);
-  op.record_function_id = arg(0);  // RecordFunction's "no handle"
+  op.record_function_id = int_arg(0);  // RecordFunction's "no handle"
   f.add(op);
-  op.record_function_id = arg(8);
+  op.record_function_id = int_arg(8);
   f.add(op);
   f.finish();
   EXPECT_EQ(f.missing_rf_id.count, 2u);
@@ -46,7 +41,7 @@ TEST(DeviceFacts, JoinsEtRfIdsAndRecordsMarkerHits) {
   DeviceFacts f(&et_ids, {7});
   for (std::int64_t rf : {5, 7, 99}) {
     auto e = event("cpu_op", "x", rf, 1);
-    e.record_function_id = arg(rf);
+    e.record_function_id = int_arg(rf);
     f.add(e);
   }
   f.finish();
@@ -70,28 +65,28 @@ TEST(DeviceFacts, FindsAChildWithExactlyItsParentsSpanOnTheSameThreadOnly) {
 TEST(DeviceFacts, ChecksGpuIdsStreamsAndLaunches) {
   DeviceFacts f(nullptr, {});
   auto launch = event("cuda_runtime", "cudaLaunchKernel", 1, 1);
-  launch.correlation = arg(50);
+  launch.correlation = int_arg(50);
   f.add(launch);
-  launch.correlation = arg(50);  // a duplicate
+  launch.correlation = int_arg(50);  // a duplicate
   f.add(launch);
   auto suffixed = event("cuda_runtime", "cudaMemcpyAsync_v3020", 3, 1);
-  suffixed.correlation = arg(51);
+  suffixed.correlation = int_arg(51);
   f.add(suffixed);
   auto kernel = event("kernel", "k", 5, 1, 7);
-  kernel.stream = arg(7);
-  kernel.correlation = arg(50);
+  kernel.stream = int_arg(7);
+  kernel.correlation = int_arg(50);
   f.add(kernel);  // no External id
   auto memcpy = event("gpu_memcpy", "m", 6, 1, 7);
-  memcpy.external_id = arg(1);
-  memcpy.correlation = arg(51);
-  memcpy.stream = arg(0);
+  memcpy.external_id = int_arg(1);
+  memcpy.correlation = int_arg(51);
+  memcpy.stream = int_arg(0);
   f.add(memcpy);
   auto memset = event("gpu_memset", "s", 7, 1, 7);  // memsets need no External id
-  memset.stream = arg(7);
+  memset.stream = int_arg(7);
   f.add(memset);
   auto op = event("cpu_op", "aten::mm", 0, 10);
-  op.record_function_id = arg(1);
-  op.stream = arg(7);
+  op.record_function_id = int_arg(1);
+  op.stream = int_arg(7);
   f.add(op);
   f.finish();
   EXPECT_EQ(f.cuda_runtime, 3u);

@@ -4,27 +4,21 @@
 
 #include <gtest/gtest.h>
 
+#include "support/builders.h"
+
 namespace chakrashim::tools::check {
 namespace {
 
-EtNode node(std::uint64_t id, const char* name, std::uint64_t parent, std::uint64_t rf, std::uint8_t mask = 0x7f) {
-  EtNode n;
-  n.id = id;
-  n.name = name;
-  n.parent = parent;
-  n.rf_id = rf;
-  n.attr_mask = mask;
-  return n;
-}
+using testing_support::et_node;
 
 TEST(EtFacts, FindsOutermostMarkersThroughCtrlDeps) {
   EtFacts f("Optimizer.step#");
-  f.add(node(2, "[pytorch|profiler|execution_trace|thread]", 1, 0));
-  f.add(node(3, "Optimizer.step#Wrapper.step", 2, 10));
-  f.add(node(4, "aten::add_", 3, 11));
-  f.add(node(5, "Optimizer.step#SGD.step", 4, 12));  // nested under a marker
-  f.add(node(6, "Optimizer.step#SGD.step", 2, 13));
-  f.add(node(1, "[pytorch|profiler|execution_trace|process]", 1, 0));  // root, written last
+  f.add(et_node(2, "[pytorch|profiler|execution_trace|thread]", 1, 0));
+  f.add(et_node(3, "Optimizer.step#Wrapper.step", 2, 10));
+  f.add(et_node(4, "aten::add_", 3, 11));
+  f.add(et_node(5, "Optimizer.step#SGD.step", 4, 12));  // nested under a marker
+  f.add(et_node(6, "Optimizer.step#SGD.step", 2, 13));
+  f.add(et_node(1, "[pytorch|profiler|execution_trace|process]", 1, 0));  // root, written last
   f.finish();
   ASSERT_EQ(f.outermost_markers().size(), 2u);
   EXPECT_EQ(f.outermost_markers()[0].rf_id, 10u);
@@ -37,9 +31,9 @@ TEST(EtFacts, FindsOutermostMarkersThroughCtrlDeps) {
 
 TEST(EtFacts, LeavesOutProcessGroupNodesAndCountsMissingAttrs) {
   EtFacts f("Optimizer.step#");
-  f.add(node(2, "## process_group:init ##", 1, 5));
-  f.add(node(3, "aten::mm", 2, 6, 0x7f & ~1));
-  f.add(node(4, "aten::mm", 2, 7, 0x3f));
+  f.add(et_node(2, "## process_group:init ##", 1, 5));
+  f.add(et_node(3, "aten::mm", 2, 6, 0x7f & ~1));
+  f.add(et_node(4, "aten::mm", 2, 7, 0x3f));
   f.finish();
   EXPECT_FALSE(f.has_root());
   EXPECT_EQ(f.op_nodes(), 2u);
@@ -49,19 +43,19 @@ TEST(EtFacts, LeavesOutProcessGroupNodesAndCountsMissingAttrs) {
 
 TEST(EtFacts, SurvivesACycleInCtrlDeps) {
   EtFacts f("M");
-  f.add(node(3, "M", 4, 1));
-  f.add(node(4, "x", 3, 2));
+  f.add(et_node(3, "M", 4, 1));
+  f.add(et_node(4, "x", 3, 2));
   f.finish();
   EXPECT_TRUE(f.outermost_markers().empty());  // 3's ancestor chain reaches itself
 }
 
 TEST(EtFacts, TheWorldSizeIsTheDefaultGroupsSize) {
   EtFacts f("M");
-  EtNode pg = node(2, "## process_group:init ##", 1, 5);
+  EtNode pg = et_node(2, "## process_group:init ##", 1, 5);
   pg.process_groups =
       R"([{"pg_name": "1", "pg_desc": "tp", "ranks": [0, 1], "group_size": 2},)"
       R"( {"pg_name": "0", "pg_desc": "default_pg", "ranks": [], "group_size": 8}])";
-  f.add(node(3, "aten::mm", 2, 6));
+  f.add(et_node(3, "aten::mm", 2, 6));
   EXPECT_FALSE(f.world_size());
   f.add(pg);
   f.finish();

@@ -10,46 +10,41 @@
 #include "link/device_ops.h"
 #include "link/exclusive_durations.h"
 #include "link/inter_thread_deps.h"
+#include "support/builders.h"
 
 namespace chakrashim::tools::link {
 namespace {
 
 constexpr std::int64_t kUs = 1000;  // ns
 
-TraceEvent event(std::string cat, std::string name, std::int64_t tid, std::int64_t ts_us, std::int64_t dur_us) {
-  TraceEvent e;
-  e.ph = "X";
-  e.cat = std::move(cat);
-  e.name = std::move(name);
-  e.tid = tid;
-  e.ts_ns = ts_us * kUs;
-  e.dur_ns = dur_us * kUs;
-  return e;
-}
+using testing_support::int_arg;
 
-IntArg arg(std::int64_t v) { return {true, v}; }
+// Times in us; process 0.
+TraceEvent event(std::string cat, std::string name, std::int64_t tid, std::int64_t ts_us, std::int64_t dur_us) {
+  return testing_support::complete_event(std::move(cat), std::move(name), ts_us * kUs, dur_us * kUs, 0, tid);
+}
 
 TraceEvent cpu(std::string name, std::int64_t tid, std::int64_t ts, std::int64_t dur, std::int64_t rf,
                std::int64_t ext) {
   TraceEvent e = event("cpu_op", std::move(name), tid, ts, dur);
-  e.record_function_id = arg(rf);
-  e.external_id = arg(ext);
+  e.record_function_id = int_arg(rf);
+  e.external_id = int_arg(ext);
   return e;
 }
 
 TraceEvent launch(std::int64_t tid, std::int64_t ts, std::int64_t corr, std::int64_t ext,
                   std::string name = "cudaLaunchKernel") {
   TraceEvent e = event("cuda_runtime", std::move(name), tid, ts, 1);
-  e.correlation = arg(corr);
-  e.external_id = arg(ext);
+  e.correlation = int_arg(corr);
+  e.external_id = int_arg(ext);
   return e;
 }
 
 TraceEvent gpu(std::string cat, std::string name, std::int64_t ts, std::int64_t corr, std::int64_t ext) {
   TraceEvent e = event(std::move(cat), std::move(name), 7, ts, 5);
-  e.correlation = arg(corr);
-  e.external_id = arg(ext);
-  e.stream = arg(7);
+  e.correlation = int_arg(corr);
+  e.external_id = int_arg(ext);
+  e.stream = int_arg(7);
   return e;
 }
 

@@ -13,6 +13,7 @@
 #include "link/device_ops.h"
 #include "link/et_plus_linker.h"
 #include "files/gzip_sink.h"
+#include "support/builders.h"
 
 namespace chakrashim::tools::link {
 namespace {
@@ -26,15 +27,9 @@ std::string node(int id, int parent, int rf, const std::string& name) {
          R"(}, {"name": "op_schema", "type": "string", "value": "a\"b"}]})";
 }
 
+// Thread 1 of process 0.
 TraceEvent ev(const char* cat, const char* name, std::int64_t ts_ns, std::int64_t dur_ns) {
-  TraceEvent e;
-  e.ph = "X";
-  e.cat = cat;
-  e.name = name;
-  e.tid = 1;
-  e.ts_ns = ts_ns;
-  e.dur_ns = dur_ns;
-  return e;
+  return testing_support::complete_event(cat, name, ts_ns, dur_ns, 0, 1);
 }
 
 struct Linked {

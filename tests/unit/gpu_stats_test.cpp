@@ -4,21 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include "support/builders.h"
+
 namespace chakrashim::tools::report {
 namespace {
 
 void gpu(EventTable& t, const char* cat, const char* name, std::int64_t ts, std::int64_t dur, std::int64_t device,
          std::int64_t stream) {
-  TraceEvent e;
-  e.ph = "X";
-  e.cat = cat;
-  e.name = name;
-  e.pid = device;
-  e.tid = stream;
-  e.stream = {true, stream};
-  e.ts_ns = ts;
-  e.dur_ns = dur;
-  t.add(e);
+  t.add(testing_support::gpu_event(cat, name, ts, dur, device, stream));
 }
 
 // Window [0, 100) on device 0: compute [10,40) and [30,50) on two streams,

@@ -17,12 +17,14 @@
 #include "chakrashim/events.h"
 #include "chakrashim/trace_schema.h"
 #include "files/byte_sink.h"
+#include "support/builders.h"
 
 namespace chakrashim::writers {
 namespace {
 
 using nlohmann::json;
 using nlohmann::ordered_json;
+using testing_support::device_event;
 
 constexpr std::int64_t kNinetyDaysNs = 90LL * 24 * 3600 * 1000000000LL;
 constexpr std::int64_t kT0 = 1716423322416788000;  // 2024-05-23, the first event
@@ -81,29 +83,11 @@ HostSpan host(HostCategory cat, std::string name, std::int64_t start, std::int64
               std::uint64_t external_id, std::uint64_t rf_id,
               std::optional<std::int64_t> seq = std::nullopt,
               std::optional<std::uint64_t> fwd = std::nullopt) {
-  HostSpan s;
-  s.category = cat;
-  s.name = std::move(name);
-  s.pid = kPid;
-  s.tid = kTid;
-  s.start_ns = start;
-  s.end_ns = end;
-  s.external_id = external_id;
-  s.rf_id = rf_id;
-  s.sequence_nr = seq;
-  s.fwd_thread_id = fwd;
-  return s;
+  return {cat, std::move(name), kPid, kTid, start, end, external_id, rf_id, seq, fwd, {}};
 }
 
 StepSpan step(std::uint64_t n, std::int64_t start, std::int64_t end, std::uint64_t external_id) {
-  StepSpan s;
-  s.step = n;
-  s.pid = kPid;
-  s.tid = kTid;
-  s.start_ns = start;
-  s.end_ns = end;
-  s.external_id = external_id;
-  return s;
+  return {n, kPid, kTid, start, end, external_id};
 }
 
 TraceHeader header(std::uint64_t rank = 3) {
@@ -639,37 +623,20 @@ TEST(KinetoGpuEvents, EveryCategoryCarriesTheFieldsTraceFormatAsksFor) {
   files::StringSink sink;
   KinetoTraceWriter w(sink, base);
   w.begin(header());
-  DeviceEvent launch;
-  launch.kind = DeviceEventKind::runtime;
-  launch.start_ns = kT0 + 1000;
-  launch.end_ns = kT0 + 1500;
-  launch.correlation = 77;
-  launch.external_id = 11;
+  DeviceEvent launch = device_event(DeviceEventKind::runtime, kT0 + 1000, kT0 + 1500, 77, 11);
   launch.context = 211;  // cbid
   launch.tid = kTid;
   launch.flow = true;
-  DeviceEvent k;
-  k.kind = DeviceEventKind::kernel;
-  k.start_ns = kT0 + 3000;
-  k.end_ns = kT0 + 8000;
-  k.correlation = 77;
-  k.external_id = 11;
+  DeviceEvent k = device_event(DeviceEventKind::kernel, kT0 + 3000, kT0 + 8000, 77, 11, 7);
   k.device = 1;
   k.context = 2;
-  k.stream = 7;
   k.grid[0] = 4, k.grid[1] = 1, k.grid[2] = 1;
   k.block[0] = 128, k.block[1] = 1, k.block[2] = 1;
   k.registers = 32;
   k.shared_memory = 1024;
   k.extra = kT0 + 2000;
   k.flow = true;
-  DeviceEvent m;
-  m.kind = DeviceEventKind::memcpy;
-  m.start_ns = kT0 + 9000;
-  m.end_ns = kT0 + 10000;
-  m.correlation = 78;
-  m.external_id = 12;
-  m.stream = 7;
+  DeviceEvent m = device_event(DeviceEventKind::memcpy, kT0 + 9000, kT0 + 10000, 78, 12, 7);
   m.extra = 4096;
   w.device_event(launch, "cudaLaunchKernel", kPid);
   w.flow(launch, kPid);
@@ -739,12 +706,7 @@ TEST(KinetoGpuEvents, CommArgsGoOntoTheKernelTheyAreGivenFor) {
   files::StringSink sink;
   KinetoTraceWriter w(sink, base_time_ns(kT0));
   w.begin(header());
-  DeviceEvent k;
-  k.kind = DeviceEventKind::kernel;
-  k.start_ns = kT0 + 3000;
-  k.end_ns = kT0 + 8000;
-  k.external_id = 11;
-  k.stream = 7;
+  const DeviceEvent k = device_event(DeviceEventKind::kernel, kT0 + 3000, kT0 + 8000, 0, 11, 7);
   const std::vector<std::pair<std::string, std::string>> comm{
       {"Collective name", "\"allreduce\""}, {"Process Group Name", "\"0\""}, {"In msg nelems", "1024"},
       {"dtype", "Float"}};  // not JSON: written as a string

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "support/temp_dir.h"
+
 namespace chakrashim::files {
 namespace {
 
@@ -39,6 +41,29 @@ LayoutRequest request(std::uint64_t rank = 0) {
   r.job_id = "77";
   r.rank = rank;
   return r;
+}
+
+// The index choose_layout gives `r` where only `existing` exist; nullopt
+// for none.
+std::optional<std::uint64_t> index_with(std::set<std::string> existing, const LayoutRequest& r = request(0)) {
+  FakeFs fs;
+  fs.paths = std::move(existing);
+  const auto l = choose_layout(r, fs.exists());
+  return l ? std::optional<std::uint64_t>(l->index) : std::nullopt;
+}
+
+// The layout of run `index` for `rank`: NeMo's folders of the job under
+// `root`, ".N" after the first run, and the rank's plain JSON files in them.
+void expect_layout(const std::optional<Layout>& l, unsigned index, std::uint64_t rank,
+                   const std::string& root = "/traces", const std::string& job = "77") {
+  ASSERT_TRUE(l.has_value());
+  const std::string suffix = index ? "." + std::to_string(index) : "";
+  const std::string file = "/rank-" + std::to_string(rank) + ".json";
+  EXPECT_EQ(l->index, index);
+  EXPECT_EQ(l->host_dir, root + "/" + job + "_chakra" + suffix);
+  EXPECT_EQ(l->device_dir, root + "/" + job + "_kineto" + suffix);
+  EXPECT_EQ(l->host_path, root + "/" + job + "_chakra" + suffix + file);
+  EXPECT_EQ(l->device_path, root + "/" + job + "_kineto" + suffix + file);
 }
 
 // --- names --------------------------------------------------------------
@@ -67,13 +92,7 @@ TEST(OutputPaths, PartialPathAppendsDotPartial) {
 
 TEST(ChooseLayout, TheFirstRunGetsIndexZeroAndNemoFolders) {
   FakeFs fs;
-  const auto l = choose_layout(request(5), fs.exists());
-  ASSERT_TRUE(l.has_value());
-  EXPECT_EQ(l->index, 0u);
-  EXPECT_EQ(l->host_dir, "/traces/77_chakra");
-  EXPECT_EQ(l->device_dir, "/traces/77_kineto");
-  EXPECT_EQ(l->host_path, "/traces/77_chakra/rank-5.json");
-  EXPECT_EQ(l->device_path, "/traces/77_kineto/rank-5.json");
+  expect_layout(choose_layout(request(5), fs.exists()), 0, 5);
 }
 
 TEST(ChooseLayout, ItAsksOnlyAboutFilesOfThisRankNeverAboutFolders) {
@@ -90,64 +109,32 @@ TEST(ChooseLayout, ItAsksOnlyAboutFilesOfThisRankNeverAboutFolders) {
 TEST(ChooseLayout, ASecondRunGoesToNewSiblingFolders) {
   FakeFs fs;
   fs.paths = {"/traces/77_chakra/rank-0.json", "/traces/77_kineto/rank-0.json"};
-  const auto l = choose_layout(request(0), fs.exists());
-  ASSERT_TRUE(l.has_value());
-  EXPECT_EQ(l->index, 1u);
-  EXPECT_EQ(l->host_dir, "/traces/77_chakra.1");
-  EXPECT_EQ(l->device_dir, "/traces/77_kineto.1");
-  EXPECT_EQ(l->host_path, "/traces/77_chakra.1/rank-0.json");
-  EXPECT_EQ(l->device_path, "/traces/77_kineto.1/rank-0.json");
+  expect_layout(choose_layout(request(0), fs.exists()), 1, 0);
 }
 
 TEST(ChooseLayout, AThirdRunGoesToIndexTwo) {
   FakeFs fs;
   fs.paths = {"/traces/77_chakra/rank-0.json", "/traces/77_kineto/rank-0.json",
               "/traces/77_chakra.1/rank-0.json", "/traces/77_kineto.1/rank-0.json"};
-  const auto l = choose_layout(request(0), fs.exists());
-  ASSERT_TRUE(l.has_value());
-  EXPECT_EQ(l->index, 2u);
-  EXPECT_EQ(l->host_dir, "/traces/77_chakra.2");
-  EXPECT_EQ(l->device_dir, "/traces/77_kineto.2");
+  expect_layout(choose_layout(request(0), fs.exists()), 2, 0);
 }
 
 TEST(ChooseLayout, AFileInEitherFolderAloneTakesTheIndex) {
-  {
-    FakeFs fs;
-    fs.paths = {"/traces/77_chakra/rank-0.json"};  // host only (device trace off)
-    EXPECT_EQ(choose_layout(request(0), fs.exists())->index, 1u);
-  }
-  {
-    FakeFs fs;
-    fs.paths = {"/traces/77_kineto/rank-0.json"};  // device only (host trace off)
-    EXPECT_EQ(choose_layout(request(0), fs.exists())->index, 1u);
-  }
+  EXPECT_EQ(index_with({"/traces/77_chakra/rank-0.json"}), 1u);  // host only (device trace off)
+  EXPECT_EQ(index_with({"/traces/77_kineto/rank-0.json"}), 1u);  // device only (host trace off)
 }
 
 TEST(ChooseLayout, ALeftoverPartialCountsAsTaken) {
-  {
-    FakeFs fs;
-    fs.paths = {"/traces/77_chakra/rank-0.json.partial"};
-    EXPECT_EQ(choose_layout(request(0), fs.exists())->index, 1u);
-  }
-  {
-    FakeFs fs;
-    fs.paths = {"/traces/77_kineto/rank-0.json.partial"};
-    EXPECT_EQ(choose_layout(request(0), fs.exists())->index, 1u);
-  }
-  {
-    FakeFs fs;
-    fs.paths = {"/traces/77_kineto/rank-0.json.gz.partial"};
-    EXPECT_EQ(choose_layout(request(0), fs.exists())->index, 1u);
-  }
+  EXPECT_EQ(index_with({"/traces/77_chakra/rank-0.json.partial"}), 1u);
+  EXPECT_EQ(index_with({"/traces/77_kineto/rank-0.json.partial"}), 1u);
+  EXPECT_EQ(index_with({"/traces/77_kineto/rank-0.json.gz.partial"}), 1u);
 }
 
 TEST(ChooseLayout, AGzipDeviceFileCountsAsTakenForAPlainRunAndViceVersa) {
   {
-    FakeFs fs;
-    fs.paths = {"/traces/77_kineto/rank-0.json.gz"};
     auto r = request(0);
     r.gzip = false;
-    EXPECT_EQ(choose_layout(r, fs.exists())->index, 1u);
+    EXPECT_EQ(index_with({"/traces/77_kineto/rank-0.json.gz"}, r), 1u);
   }
   {
     FakeFs fs;
@@ -164,24 +151,17 @@ TEST(ChooseLayout, AGzipDeviceFileCountsAsTakenForAPlainRunAndViceVersa) {
 }
 
 TEST(ChooseLayout, OtherRanksFilesAndOtherJobsDoNotTakeTheIndex) {
-  FakeFs fs;
-  fs.paths = {"/traces/77_chakra/rank-1.json", "/traces/77_kineto/rank-1.json",
-              "/traces/78_chakra/rank-0.json", "/traces/77_kineto/rank-0.json.tmp",
-              "/traces/77_chakra/rank-00.json"};
-  const auto l = choose_layout(request(0), fs.exists());
-  ASSERT_TRUE(l.has_value());
-  EXPECT_EQ(l->index, 0u);
+  EXPECT_EQ(index_with({"/traces/77_chakra/rank-1.json", "/traces/77_kineto/rank-1.json",
+                        "/traces/78_chakra/rank-0.json", "/traces/77_kineto/rank-0.json.tmp",
+                        "/traces/77_chakra/rank-00.json"}),
+            0u);
 }
 
 TEST(ChooseLayout, RestartCountTwoStartsAtIndexTwo) {
   FakeFs fs;
   auto r = request(0);
   r.restart_count = 2;
-  const auto l = choose_layout(r, fs.exists());
-  ASSERT_TRUE(l.has_value());
-  EXPECT_EQ(l->index, 2u);
-  EXPECT_EQ(l->host_dir, "/traces/77_chakra.2");
-  EXPECT_EQ(l->device_dir, "/traces/77_kineto.2");
+  expect_layout(choose_layout(r, fs.exists()), 2, 0);
   // Indexes below the restart count are not even looked at.
   for (const auto& p : fs.asked) {
     EXPECT_EQ(p.find("/traces/77_chakra/"), std::string::npos) << p;
@@ -190,11 +170,9 @@ TEST(ChooseLayout, RestartCountTwoStartsAtIndexTwo) {
 }
 
 TEST(ChooseLayout, RestartCountSkipsPastTakenIndexes) {
-  FakeFs fs;
-  fs.paths = {"/traces/77_chakra.2/rank-0.json", "/traces/77_kineto.3/rank-0.json.partial"};
   auto r = request(0);
   r.restart_count = 2;
-  EXPECT_EQ(choose_layout(r, fs.exists())->index, 4u);
+  EXPECT_EQ(index_with({"/traces/77_chakra.2/rank-0.json", "/traces/77_kineto.3/rank-0.json.partial"}, r), 4u);
 }
 
 TEST(ChooseLayout, OverwriteReturnsTheRestartIndexEvenIfTaken) {
@@ -223,13 +201,8 @@ TEST(ChooseLayout, ATrailingSlashInTheRootGivesNoDoubleSlash) {
   auto r = request(4);
   r.root = "/traces/";
   fs.paths = {"/traces/77_chakra/rank-4.json"};
-  const auto l = choose_layout(r, fs.exists());
-  ASSERT_TRUE(l.has_value());
-  // The existing file is seen under its single-slash name.
-  EXPECT_EQ(l->index, 1u);
-  EXPECT_EQ(l->host_dir, "/traces/77_chakra.1");
-  EXPECT_EQ(l->device_dir, "/traces/77_kineto.1");
-  EXPECT_EQ(l->host_path, "/traces/77_chakra.1/rank-4.json");
+  // The existing file is seen under its single-slash name: run 1.
+  expect_layout(choose_layout(r, fs.exists()), 1, 4);
   for (const auto& p : fs.asked) EXPECT_EQ(p.find("//"), std::string::npos) << p;
 }
 
@@ -268,29 +241,10 @@ TEST(ChooseLayout, GivesUpWhenEveryIndexIsTaken) {
 
 // --- with a real folder ---------------------------------------------------
 
-class ChooseLayoutOnDisk : public ::testing::Test {
+class ChooseLayoutOnDisk : public testing_support::TempDirTest {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/chakrashim_paths_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
-  }
-  void TearDown() override {
-    if (root_.empty()) return;
-    for (auto it = created_.rbegin(); it != created_.rend(); ++it) std::remove(it->c_str());
-    ::rmdir(root_.c_str());
-  }
-  void make_dir(const std::string& path) {
-    ASSERT_EQ(::mkdir(path.c_str(), 0777), 0) << path;
-    created_.push_back(path);
-  }
-  void touch(const std::string& path) {
-    std::ofstream(path) << "{}";
-    created_.push_back(path);
-  }
-
-  std::string root_;
-  std::vector<std::string> created_;
+  void make_dir(const std::string& path) { ASSERT_EQ(::mkdir(path.c_str(), 0777), 0) << path; }
+  void touch(const std::string& path) { std::ofstream(path) << "{}"; }
 };
 
 TEST_F(ChooseLayoutOnDisk, RealFilesPushTheRunToTheNextSiblingFolder) {
@@ -299,15 +253,13 @@ TEST_F(ChooseLayoutOnDisk, RealFilesPushTheRunToTheNextSiblingFolder) {
     return ::access(p.c_str(), F_OK) == 0 && ::stat(p.c_str(), &st) == 0;
   };
   LayoutRequest r;
-  r.root = root_;
+  r.root = dir_.string();
   r.job_id = "0";
   r.rank = 2;
 
   auto l = choose_layout(r, exists);
   ASSERT_TRUE(l.has_value());
-  EXPECT_EQ(l->index, 0u);
-  EXPECT_EQ(l->host_dir, root_ + "/0_chakra");
-  EXPECT_EQ(l->device_dir, root_ + "/0_kineto");
+  expect_layout(l, 0, 2, r.root, "0");
 
   // Empty folders, as an armed rank that has not written yet leaves, do not
   // take the index.
@@ -318,9 +270,7 @@ TEST_F(ChooseLayoutOnDisk, RealFilesPushTheRunToTheNextSiblingFolder) {
   touch(l->device_path + ".partial");
   l = choose_layout(r, exists);
   ASSERT_TRUE(l.has_value());
-  EXPECT_EQ(l->index, 1u);
-  EXPECT_EQ(l->host_path, root_ + "/0_chakra.1/rank-2.json");
-  EXPECT_EQ(l->device_path, root_ + "/0_kineto.1/rank-2.json");
+  expect_layout(l, 1, 2, r.root, "0");
 
   make_dir(l->host_dir);
   touch(l->host_path);

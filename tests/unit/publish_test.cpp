@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "files/output_paths.h"
+#include "support/temp_dir.h"
 #include "writers/json_validate.h"
 
 namespace chakrashim::files {
@@ -46,26 +47,6 @@ void write_raw(const std::string& p, const std::string& text) {
   std::ofstream(p, std::ios::binary) << text;
 }
 
-// rm -r, for the temporary folder.
-void remove_tree(const std::string& path) {
-  struct stat st;
-  if (::lstat(path.c_str(), &st) != 0) return;
-  if (S_ISDIR(st.st_mode)) {
-    if (DIR* d = ::opendir(path.c_str())) {
-      std::vector<std::string> names;
-      while (dirent* e = ::readdir(d)) {
-        const std::string n = e->d_name;
-        if (n != "." && n != "..") names.push_back(n);
-      }
-      ::closedir(d);
-      for (const auto& n : names) remove_tree(path + "/" + n);
-    }
-    ::rmdir(path.c_str());
-  } else {
-    ::unlink(path.c_str());
-  }
-}
-
 std::vector<std::string> list_dir(const std::string& path) {
   std::vector<std::string> names;
   if (DIR* d = ::opendir(path.c_str())) {
@@ -84,20 +65,7 @@ std::function<bool(ByteSink&)> produce_text(std::string text) {
 
 const Validator kJson = [](const std::string& p) { return writers::validate_json_file(p); };
 
-class Publish : public ::testing::Test {
- protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/chakrashim_publish_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    if (!dir_.empty()) remove_tree(dir_);
-  }
-  std::string path(const std::string& name) const { return dir_ + "/" + name; }
-
-  std::string dir_;
-};
+using Publish = testing_support::TempDirTest;
 
 // --- publish_file ---------------------------------------------------------
 

@@ -7,10 +7,15 @@
 
 #include <algorithm>
 
+#include "support/builders.h"
+
 namespace chakrashim::tools::check {
 namespace {
 
 using nlohmann::json;
+using testing_support::complete_event;
+using testing_support::et_node;
+using testing_support::int_arg;
 
 bool has(const std::vector<Finding>& out, RuleId id) {
   return std::any_of(out.begin(), out.end(), [id](const Finding& f) { return f.rule == id; });
@@ -121,25 +126,34 @@ TEST(DeviceRules, ACutOffTraceStopsAtTheJsonError) {
   EXPECT_NE(out[0].detail.find("ends early"), std::string::npos);
 }
 
-TEST(PairRules, JoinBelowThresholdIsAnError) {
+// An ET of `ops` op nodes with rf_ids 1..ops (each `copies` times: what a
+// forked child flushing its copy of the stream into the file leaves).
+EtFacts et_with(std::uint64_t ops, int copies = 1, std::uint64_t first_id = 2) {
   EtFacts et("Optimizer.step#");
-  for (std::uint64_t i = 0; i < 100; ++i) {
-    EtNode n;
-    n.id = i + 2;
-    n.name = "aten::x";
-    n.rf_id = i + 1;
-    et.add(n);
-  }
+  for (int c = 0; c < copies; ++c)
+    for (std::uint64_t i = 0; i < ops; ++i) et.add(et_node(first_id + i, "aten::x", std::nullopt, i + 1));
   et.finish();
+  return et;
+}
+
+// A device trace of `spans` cpu_op spans with Record function ids 1..spans.
+DeviceFacts device_with(const EtFacts& et, std::int64_t spans) {
   DeviceFacts dev(&et.op_rf_ids(), {});
-  for (std::int64_t rf = 1; rf <= 98; ++rf) {
-    TraceEvent e;
+  for (std::int64_t rf = 1; rf <= spans; ++rf) {
+    TraceEvent e;  // untimed: the join reads only the id
     e.ph = "X";
     e.cat = "cpu_op";
-    e.record_function_id = {true, rf};
+    e.name = "aten::x";
+    e.record_function_id = int_arg(rf);
     dev.add(e);
   }
   dev.finish();
+  return dev;
+}
+
+TEST(PairRules, JoinBelowThresholdIsAnError) {
+  const EtFacts et = et_with(100);
+  const DeviceFacts dev = device_with(et, 98);
   RankFigures fig;
   std::vector<Finding> out;
   pair_rules(et, dev, std::nullopt, "Optimizer.step#", fig, out);
@@ -149,36 +163,15 @@ TEST(PairRules, JoinBelowThresholdIsAnError) {
   EXPECT_NE(out[0].detail.find("98 of 100"), std::string::npos);
 }
 
-// An ET of `ops` op nodes with rf_ids 1..ops (each `copies` times: what a
-// forked child flushing its copy of the stream into the file leaves).
-EtFacts et_with(std::uint64_t ops, int copies = 1, std::uint64_t first_id = 2) {
-  EtFacts et("Optimizer.step#");
-  for (int c = 0; c < copies; ++c) {
-    for (std::uint64_t i = 0; i < ops; ++i) {
-      EtNode n;
-      n.id = first_id + i;
-      n.name = "aten::x";
-      n.rf_id = i + 1;
-      n.attr_mask = 0x7f;
-      et.add(n);
-    }
-  }
-  et.finish();
-  return et;
-}
-
-DeviceFacts device_with(const EtFacts& et, std::int64_t spans) {
-  DeviceFacts dev(&et.op_rf_ids(), {});
-  for (std::int64_t rf = 1; rf <= spans; ++rf) {
-    TraceEvent e;
-    e.ph = "X";
-    e.cat = "cpu_op";
-    e.name = "aten::x";
-    e.record_function_id = {true, rf};
-    dev.add(e);
-  }
-  dev.finish();
-  return dev;
+// et_rules' findings on `et`, read from "e.json", which parsed.
+std::vector<Finding> et_findings(const EtFacts& et) {
+  EtSummary sum;
+  sum.parse.ok = true;
+  EtInput in{"e.json", false, "", &sum, &et};
+  RankFigures fig;
+  std::vector<Finding> out;
+  et_rules(in, fig, out);
+  return out;
 }
 
 TEST(EtRules, RepeatedNodeIdsAreAnError) {
@@ -187,21 +180,12 @@ TEST(EtRules, RepeatedNodeIdsAreAnError) {
   const EtFacts et = et_with(50, 2);
   EXPECT_EQ(et.duplicate_ids(), 50u);
   EXPECT_EQ(et.duplicate_rf_ids(), 50u);
-  EtSummary sum;
-  sum.parse.ok = true;
-  EtInput in{"e.json", false, "", &sum, &et};
-  RankFigures fig;
-  std::vector<Finding> out;
-  et_rules(in, fig, out);
+  const std::vector<Finding> out = et_findings(et);
   ASSERT_TRUE(has(out, RuleId::et_duplicates));
   const auto f = std::find_if(out.begin(), out.end(), [](const Finding& f) { return f.rule == RuleId::et_duplicates; });
   EXPECT_NE(f->detail.find("50 repeated node ids and 50 repeated op rf_ids, e.g. node id 2"), std::string::npos)
       << f->detail;
-  out.clear();
-  const EtFacts clean = et_with(50);
-  in.facts = &clean;
-  et_rules(in, fig, out);
-  EXPECT_FALSE(has(out, RuleId::et_duplicates));
+  EXPECT_FALSE(has(et_findings(et_with(50)), RuleId::et_duplicates));
 }
 
 TEST(PairRules, AnEtWithFarMoreOpsThanTheDeviceTracesSpansIsNotItsPair) {
@@ -222,13 +206,7 @@ TEST(PairRules, AnEtWithFarMoreOpsThanTheDeviceTracesSpansIsNotItsPair) {
 TEST(PairRules, AWindowCutInsideItsFirstStepHoldsOnlyThePartialStep) {
   const EtFacts et = et_with(3);
   DeviceFacts dev(&et.op_rf_ids(), {});
-  TraceEvent step;
-  step.ph = "X";
-  step.cat = "user_annotation";
-  step.name = "ProfilerStep#2";
-  step.ts_ns = 1000;
-  step.dur_ns = 5000;
-  dev.add(step);
+  dev.add(complete_event("user_annotation", "ProfilerStep#2", 1000, 5000));
   dev.finish();
   CaptureMeta meta;
   meta.partial_last_step = 2;
@@ -246,32 +224,14 @@ TEST(PairRules, AWindowCutInsideItsFirstStepHoldsOnlyThePartialStep) {
 // 3,4,5,6,3,4,5 (the same numbers) or 3,0,4,1,5 (its profiler counting from
 // another step), and check said 0 errors.
 TraceEvent step_event(std::uint64_t n, std::int64_t ts, std::int64_t dur, std::int64_t rf_id = 0) {
-  TraceEvent e;
-  e.ph = "X";
-  e.cat = "user_annotation";
-  e.name = "ProfilerStep#" + std::to_string(n);
-  e.ts_ns = ts;
-  e.dur_ns = dur;
-  if (rf_id) e.record_function_id = {true, rf_id};
+  TraceEvent e = complete_event("user_annotation", "ProfilerStep#" + std::to_string(n), ts, dur);
+  if (rf_id) e.record_function_id = int_arg(rf_id);
   return e;
 }
 
 const Finding* find(const std::vector<Finding>& out, RuleId id) {
   const auto it = std::find_if(out.begin(), out.end(), [id](const Finding& f) { return f.rule == id; });
   return it == out.end() ? nullptr : &*it;
-}
-
-TEST(StepOrder, SaysWhatIsRepeatedOrOutOfOrder) {
-  EXPECT_EQ(step_order_problem({}), "");
-  EXPECT_EQ(step_order_problem({3}), "");
-  EXPECT_EQ(step_order_problem({3, 4, 6}), "");
-  EXPECT_EQ(step_order_problem({3, 4, 5, 6, 3, 4, 5}), "3,4,5,6,3,4,5: 3,4,5 more than once");
-  EXPECT_EQ(step_order_problem({3, 0, 4, 1, 5}), "3,0,4,1,5: out of order");
-  EXPECT_EQ(step_order_problem({3, 3}), "3,3: 3 more than once");
-  std::vector<std::uint64_t> many(30, 7);
-  EXPECT_EQ(step_order_problem(many).substr(0, 14), "7,7,7,7,7,7,7,");
-  EXPECT_NE(step_order_problem(many).find(",... (30): 7 more than once"), std::string::npos)
-      << step_order_problem(many);
 }
 
 TEST(DeviceRules, TwoProfilerStepsForOneStepAreAnErrorWithTheJobsProfilerAsTheCause) {
@@ -316,25 +276,13 @@ TEST(EtRules, RepeatedOrUnorderedProfilerStepNodesAreAnError) {
   const auto et_rules_on = [](const std::vector<std::uint64_t>& steps) {
     EtFacts et("Optimizer.step#");
     std::uint64_t id = 2;
-    for (const auto n : steps) {
-      EtNode node;
-      node.id = id++;
-      node.name = "ProfilerStep#" + std::to_string(n);
-      node.rf_id = id;
-      node.attr_mask = 0x7f;
-      et.add(node);
-      node.id = id++;
-      node.name = "aten::x";
-      node.rf_id = id;
-      et.add(node);
+    for (const auto n : steps) {  // ids 2, 3, ... with rf_ids one more
+      et.add(et_node(id, "ProfilerStep#" + std::to_string(n), std::nullopt, id + 1));
+      et.add(et_node(id + 1, "aten::x", std::nullopt, id + 2));
+      id += 2;
     }
     et.finish();
-    EtSummary sum;
-    sum.parse.ok = true;
-    EtInput in{"e.json", false, "", &sum, &et};
-    RankFigures fig;
-    std::vector<Finding> out;
-    et_rules(in, fig, out);
+    const std::vector<Finding> out = et_findings(et);
     const Finding* f = find(out, RuleId::steps_profiler_step);
     return f ? f->detail : std::string();
   };
@@ -349,23 +297,13 @@ TEST(PairRules, StepsMatchStaysQuietWhenTheStepSpansThemselvesAreWrong) {
   // Which of two ProfilerStep#3 holds a marker says nothing;
   // steps.profiler_step names the cause, steps.match would blame the window.
   EtFacts et("Optimizer.step#");
-  EtNode marker;
-  marker.id = 2;
-  marker.name = "Optimizer.step#SGD.step";
-  marker.rf_id = 50;
-  marker.attr_mask = 0x7f;
-  et.add(marker);
+  et.add(et_node(2, "Optimizer.step#SGD.step", std::nullopt, 50));
   et.finish();
   DeviceFacts dev(&et.op_rf_ids(), {50});
   dev.add(step_event(3, 1000, 1000));
   dev.add(step_event(0, 1010, 1000, 7));
-  TraceEvent op;
-  op.ph = "X";
-  op.cat = "user_annotation";
-  op.name = "Optimizer.step#SGD.step";
-  op.ts_ns = 1500;
-  op.dur_ns = 100;
-  op.record_function_id = {true, 50};
+  TraceEvent op = complete_event("user_annotation", "Optimizer.step#SGD.step", 1500, 100);
+  op.record_function_id = int_arg(50);
   dev.add(op);
   dev.finish();
   RankFigures fig;

@@ -13,19 +13,14 @@
 #include <filesystem>
 #include <fstream>
 
-#include "test_temp_dir.h"
+#include "support/temp_dir.h"
 
 namespace chakrashim::files {
 namespace {
 
 namespace fs = std::filesystem;
 
-class SmallFile : public ::testing::Test {
- protected:
-  void SetUp() override { dir_ = testing_support::make_test_dir("chakra-small"); }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
+using SmallFile = testing_support::TempDirTest;
 
 TEST_F(SmallFile, ReplacesWholeAndLeavesNoTemporaryName) {
   std::string error;

@@ -1,4 +1,4 @@
-// Unit tests for compare_steps (tools/check/step_match.h).
+// Unit tests for compare_steps and step_order_problem (tools/check/step_match.h).
 #include "check/step_match.h"
 
 #include <gtest/gtest.h>
@@ -34,6 +34,19 @@ TEST(CompareSteps, FallsBackToCountsWhenNothingJoins) {
   const auto c = compare_steps({{1, 1}, {2, 2}}, {}, kSteps);
   EXPECT_TRUE(c.by_count());
   EXPECT_EQ(c.markers, 2u);
+}
+
+TEST(StepOrder, SaysWhatIsRepeatedOrOutOfOrder) {
+  EXPECT_EQ(step_order_problem({}), "");
+  EXPECT_EQ(step_order_problem({3}), "");
+  EXPECT_EQ(step_order_problem({3, 4, 6}), "");
+  EXPECT_EQ(step_order_problem({3, 4, 5, 6, 3, 4, 5}), "3,4,5,6,3,4,5: 3,4,5 more than once");
+  EXPECT_EQ(step_order_problem({3, 0, 4, 1, 5}), "3,0,4,1,5: out of order");
+  EXPECT_EQ(step_order_problem({3, 3}), "3,3: 3 more than once");
+  std::vector<std::uint64_t> many(30, 7);
+  EXPECT_EQ(step_order_problem(many).substr(0, 14), "7,7,7,7,7,7,7,");
+  EXPECT_NE(step_order_problem(many).find(",... (30): 7 more than once"), std::string::npos)
+      << step_order_problem(many);
 }
 
 }  // namespace

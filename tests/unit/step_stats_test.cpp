@@ -5,20 +5,14 @@
 #include <gtest/gtest.h>
 
 #include "report/event_table.h"
+#include "support/builders.h"
 
 namespace chakrashim::tools::report {
 namespace {
 
+// Process 100.
 TraceEvent event(const char* cat, const char* name, std::int64_t ts, std::int64_t dur, std::int64_t tid = 1) {
-  TraceEvent e;
-  e.ph = "X";
-  e.cat = cat;
-  e.name = name;
-  e.pid = 100;
-  e.tid = tid;
-  e.ts_ns = ts;
-  e.dur_ns = dur;
-  return e;
+  return testing_support::complete_event(cat, name, ts, dur, 100, tid);
 }
 
 std::int64_t self_of(const HostStats& s, const EventTable& t, const std::string& name) {
@@ -125,30 +119,6 @@ TEST(UniqueSteps, KeepsTheFirstOfEachNumberInTimeOrder) {
   ASSERT_EQ(steps.size(), 2u);
   EXPECT_EQ(steps[0].step, 4u);
   EXPECT_EQ(steps[1].start, 100);
-}
-
-TEST(EventTable, KeepsTimedHostAndGpuEventsOnly) {
-  EventTable t;
-  TraceEvent meta = event("", "thread_name", 0, 0);
-  meta.ph = "M";
-  t.add(meta);
-  TraceEvent flow = event("ac2g", "", 5, 0);
-  flow.ph = "f";
-  t.add(flow);
-  t.add(event("gpu_user_annotation", "## forward ##", 0, 10));
-  t.add(event("python_function", "train.py(12): step", 0, 10));
-  TraceEvent untimed = event("cpu_op", "aten::mm", 0, 0);
-  untimed.dur_ns.reset();
-  t.add(untimed);
-  EXPECT_TRUE(t.host.empty());
-  EXPECT_TRUE(t.gpu.empty());
-  TraceEvent kernel = event("kernel", "ncclDevKernel_AllReduce", 0, 10, 7);
-  kernel.pid = 0;
-  kernel.stream = {true, 7};
-  t.add(kernel);
-  ASSERT_EQ(t.gpu.size(), 1u);
-  EXPECT_EQ(t.gpu[0].kind, GpuKind::communication);
-  EXPECT_EQ(t.lanes[t.gpu[0].lane], (std::pair<std::int64_t, std::int64_t>{0, 7}));
 }
 
 }  // namespace

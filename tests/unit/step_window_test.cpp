@@ -41,15 +41,24 @@ bool any_flag(const Boundary& b) { return b.arm || b.end_active || b.begin_activ
 
 // ---- the documented example -----------------------------------------------------
 
-TEST(StepWindow, KeepsStepsThreeFourSixSevenAndNineInTheDesignExample) {
-  StepWindow w({.start = 2, .end = 9, .warmup = 1, .active = 2});
+// docs/design.md's example window: steps 2-9, warmup 1, active 2.
+constexpr Schedule kDesignExample{.start = 2, .end = 9, .warmup = 1, .active = 2};
+
+// The example's window, attached, once `ended` steps have ended (step
+// `ended` in progress).
+StepWindow design_example_after(int ended) {
+  StepWindow w(kDesignExample);
   w.attach();
-  for (int i = 0; i < 15; ++i) w.step_ended();
-  EXPECT_EQ(w.captured(), (Steps{3, 4, 6, 7, 9}));
+  for (int i = 0; i < ended; ++i) w.step_ended();
+  return w;
+}
+
+TEST(StepWindow, KeepsStepsThreeFourSixSevenAndNineInTheDesignExample) {
+  EXPECT_EQ(design_example_after(15).captured(), (Steps{3, 4, 6, 7, 9}));
 }
 
 TEST(StepWindow, RaisesEveryFlagAtTheRightBoundaryInTheDesignExample) {
-  StepWindow w({.start = 2, .end = 9, .warmup = 1, .active = 2});
+  StepWindow w(kDesignExample);
   // boundaries[n] is the boundary where step n begins.
   std::vector<Boundary> boundaries{w.attach()};
   for (int i = 0; i < 13; ++i) boundaries.push_back(w.step_ended());
@@ -294,7 +303,7 @@ TEST(StepWindow, StepEndedWithoutAttachBehavesAsAttachFirst) {
 }
 
 TEST(StepWindow, FirstStepEndedWithoutAttachEndsStepZero) {
-  StepWindow w({.start = 2, .end = 9, .warmup = 1, .active = 2});
+  StepWindow w(kDesignExample);
   const Boundary b = w.step_ended();
   EXPECT_EQ(b.ended, std::optional<std::uint64_t>(0));
   EXPECT_EQ(b.current, 1u);
@@ -304,9 +313,7 @@ TEST(StepWindow, FirstStepEndedWithoutAttachEndsStepZero) {
 // ---- cut() ----------------------------------------------------------------------------
 
 TEST(StepWindow, CutMidWindowIsShortAndReportsWhatWasCaptured) {
-  StepWindow w({.start = 2, .end = 9, .warmup = 1, .active = 2});
-  w.attach();
-  for (int i = 0; i < 5; ++i) w.step_ended();  // steps 0..4 ended; 5 in progress
+  StepWindow w = design_example_after(5);  // steps 0..4 ended; 5 in progress
   const Cut c = w.cut();
   EXPECT_TRUE(c.cut_short);
   EXPECT_EQ(c.captured, (Steps{3, 4}));
@@ -322,10 +329,7 @@ TEST(StepWindow, CutMidWindowIsShortAndReportsWhatWasCaptured) {
 }
 
 TEST(StepWindow, CutOnTheLastStepIsStillShort) {
-  StepWindow w({.start = 2, .end = 9, .warmup = 1, .active = 2});
-  w.attach();
-  for (int i = 0; i < 9; ++i) w.step_ended();  // step 9 in progress
-  const Cut c = w.cut();
+  const Cut c = design_example_after(9).cut();  // step 9 in progress
   EXPECT_TRUE(c.cut_short);
   EXPECT_EQ(c.current, 9u);
   EXPECT_EQ(c.phase, Phase::active);
@@ -333,10 +337,7 @@ TEST(StepWindow, CutOnTheLastStepIsStillShort) {
 }
 
 TEST(StepWindow, CutAfterTheWindowIsNotShort) {
-  StepWindow w({.start = 2, .end = 9, .warmup = 1, .active = 2});
-  w.attach();
-  for (int i = 0; i < 10; ++i) w.step_ended();  // step 10 in progress
-  const Cut c = w.cut();
+  const Cut c = design_example_after(10).cut();  // step 10 in progress
   EXPECT_FALSE(c.cut_short);
   EXPECT_EQ(c.captured, (Steps{3, 4, 6, 7, 9}));
   EXPECT_EQ(c.current, 10u);
@@ -344,10 +345,7 @@ TEST(StepWindow, CutAfterTheWindowIsNotShort) {
 }
 
 TEST(StepWindow, CutBeforeTheWindowHasCapturedNothing) {
-  StepWindow w({.start = 2, .end = 9, .warmup = 1, .active = 2});
-  w.attach();
-  w.step_ended();
-  const Cut c = w.cut();
+  const Cut c = design_example_after(1).cut();
   EXPECT_TRUE(c.cut_short) << "the window never reached END";
   EXPECT_TRUE(c.captured.empty());
   EXPECT_EQ(c.current, 1u);

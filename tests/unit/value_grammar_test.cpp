@@ -111,43 +111,44 @@ TEST(ParseByteSize, RejectsUnitsItDoesNotKnow) {
 
 // ---- parse_rank_list and RankSet::contains ----------------------------------
 
-std::vector<std::uint64_t> members(const RankSet& set, std::uint64_t up_to) {
-  std::vector<std::uint64_t> out;
+using Ranks = std::vector<std::uint64_t>;
+
+Ranks members(const RankSet& set, std::uint64_t up_to) {
+  Ranks out;
   for (std::uint64_t r = 0; r <= up_to; ++r)
     if (set.contains(r)) out.push_back(r);
   return out;
 }
 
+// The ranks 0..20 that the list `text` holds; nullopt when it does not parse.
+std::optional<Ranks> members_of(const char* text) {
+  const auto set = parse_rank_list(text);
+  if (!set) return std::nullopt;
+  return members(*set, 20);
+}
+
 TEST(ParseRankList, AcceptsOneRank) {
-  const auto set = parse_rank_list("0");
-  ASSERT_TRUE(set);
-  EXPECT_EQ(members(*set, 20), (std::vector<std::uint64_t>{0}));
+  EXPECT_EQ(members_of("0"), (Ranks{0}));
 }
 
 TEST(ParseRankList, AcceptsACommaSeparatedList) {
-  const auto set = parse_rank_list("0,3");
-  ASSERT_TRUE(set);
-  EXPECT_EQ(members(*set, 20), (std::vector<std::uint64_t>{0, 3}));
+  EXPECT_EQ(members_of("0,3"), (Ranks{0, 3}));
 }
 
 TEST(ParseRankList, AcceptsAnInclusiveRange) {
+  EXPECT_EQ(members_of("4-7"), (Ranks{4, 5, 6, 7}));
   const auto set = parse_rank_list("4-7");
   ASSERT_TRUE(set);
-  EXPECT_EQ(members(*set, 20), (std::vector<std::uint64_t>{4, 5, 6, 7}));
   ASSERT_EQ(set->ranges().size(), 1u);
   EXPECT_EQ(set->ranges()[0], (RankSet::Range{4, 7}));
 }
 
 TEST(ParseRankList, AcceptsRanksAndRangesMixed) {
-  const auto set = parse_rank_list("0,4-7");
-  ASSERT_TRUE(set);
-  EXPECT_EQ(members(*set, 20), (std::vector<std::uint64_t>{0, 4, 5, 6, 7}));
+  EXPECT_EQ(members_of("0,4-7"), (Ranks{0, 4, 5, 6, 7}));
 }
 
 TEST(ParseRankList, AcceptsASingleRankRange) {
-  const auto set = parse_rank_list("5-5");
-  ASSERT_TRUE(set);
-  EXPECT_EQ(members(*set, 20), (std::vector<std::uint64_t>{5}));
+  EXPECT_EQ(members_of("5-5"), (Ranks{5}));
 }
 
 TEST(ParseRankList, AcceptsHugeRanksWithoutOverflow) {
@@ -173,7 +174,7 @@ TEST(RankSetContains, IsFalseForAnEmptySet) {
 
 TEST(RankSetContains, ChecksEveryRangeInclusively) {
   const RankSet set({{2, 3}, {10, 12}});
-  EXPECT_EQ(members(set, 20), (std::vector<std::uint64_t>{2, 3, 10, 11, 12}));
+  EXPECT_EQ(members(set, 20), (Ranks{2, 3, 10, 11, 12}));
 }
 
 // ---- parse_job_id ----------------------------------------------------------

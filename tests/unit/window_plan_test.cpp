@@ -1,6 +1,5 @@
-// Unit tests for the window plan (window/window_plan.h) and the on-demand
-// files (common/files/on_demand_files.h): which windows a process captures, driven
-// through a StepWindow the way the bridge drives it.
+// Unit tests for the window plan (window/window_plan.h): which windows a
+// process captures, driven through a StepWindow the way the bridge drives it.
 #include "window/window_plan.h"
 
 #include <gtest/gtest.h>
@@ -11,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "files/on_demand_files.h"
 #include "window/step_window.h"
 
 namespace chakrashim::window {
@@ -27,6 +25,12 @@ PlanConfig config(PlanMode mode, Schedule first) {
   return c;
 }
 PlanConfig on_demand_config() { return config(PlanMode::on_demand, Schedule{}); }
+PlanConfig repeating(Schedule first, std::uint64_t every, std::optional<std::uint64_t> until = std::nullopt) {
+  PlanConfig c = config(PlanMode::repeating, first);
+  c.every = every;
+  c.until = until;
+  return c;
+}
 
 // What the bridge does: one StepWindow; when a window ends, the plan names
 // the next. Returns, per window, the steps it kept; `requests` are made at
@@ -81,9 +85,7 @@ TEST(WindowPlan, FixedIsOneWindow) {
 }
 
 TEST(WindowPlan, RepeatingWindowsEveryKSteps) {
-  PlanConfig c = config(PlanMode::repeating, Schedule{3, 5, 1, 2});
-  c.every = 10;
-  WindowPlan plan(c);
+  WindowPlan plan(repeating(Schedule{3, 5, 1, 2}, 10));
   EXPECT_TRUE(plan.many_windows());
   const Driven run = drive(plan, 40);
   // 3 warmup, 4 5 kept; 13 warmup, 14 15; 23, 24 25; 33, 34 35.
@@ -95,10 +97,7 @@ TEST(WindowPlan, RepeatingWindowsEveryKSteps) {
 }
 
 TEST(WindowPlan, RepeatingStopsAtUntilWithWholeWindowsOnly) {
-  PlanConfig c = config(PlanMode::repeating, Schedule{0, 2, 0, 3});
-  c.every = 5;
-  c.until = 13;
-  WindowPlan plan(c);
+  WindowPlan plan(repeating(Schedule{0, 2, 0, 3}, 5, 13));
   const Driven run = drive(plan, 40);
   // 0-2, 5-7, 10-12; 15-17 would go past 13.
   ASSERT_EQ(run.windows.size(), 3u);
@@ -106,16 +105,11 @@ TEST(WindowPlan, RepeatingStopsAtUntilWithWholeWindowsOnly) {
 }
 
 TEST(WindowPlan, RepeatingFirstWindowPastUntilIsNone) {
-  PlanConfig c = config(PlanMode::repeating, Schedule{10, 12, 0, 1});
-  c.every = 5;
-  c.until = 11;
-  EXPECT_FALSE(WindowPlan(c).first());
+  EXPECT_FALSE(WindowPlan(repeating(Schedule{10, 12, 0, 1}, 5, 11)).first());
 }
 
 TEST(WindowPlan, RepeatingAfterACutResumesAtTheNextStart) {
-  PlanConfig c = config(PlanMode::repeating, Schedule{3, 5, 0, 1});
-  c.every = 10;
-  WindowPlan plan(c);
+  WindowPlan plan(repeating(Schedule{3, 5, 0, 1}, 10));
   // A window cut at step 4 (a flush signal): the next begins at 13.
   const auto next = plan.next(4);
   ASSERT_TRUE(next);
@@ -126,15 +120,12 @@ TEST(WindowPlan, RepeatingAfterACutResumesAtTheNextStart) {
 }
 
 TEST(WindowPlan, RepeatingNeverOverflows) {
-  PlanConfig c = config(PlanMode::repeating, Schedule{kMax - 10, kMax - 8, 0, 1});
-  c.every = 20;
-  WindowPlan plan(c);
+  WindowPlan plan(repeating(Schedule{kMax - 10, kMax - 8, 0, 1}, 20));
   EXPECT_FALSE(plan.next(kMax - 9));
 }
 
 TEST(WindowPlan, OnDemandWaitsForRequests) {
-  PlanConfig c = on_demand_config();
-  WindowPlan plan(c);
+  WindowPlan plan(on_demand_config());
   EXPECT_FALSE(plan.first());
   std::vector<Verdict> verdicts;
   // At step 5, ask for 3 steps from 10; at step 20, 2 steps from 25.
@@ -205,104 +196,6 @@ TEST(WindowPlan, OnDemandHugeRequestsSaturate) {
 TEST(WindowPlan, StepsText) {
   EXPECT_EQ(steps_text(Schedule{3, 7, 0, 5}), "3-7");
   EXPECT_EQ(steps_text(Schedule{5, 5, 0, 1}), "5");
-}
-
-TEST(OnDemandFiles, Names) {
-  EXPECT_EQ(control_dir("/t", "123"), "/t/.chakrashim/123");
-  EXPECT_EQ(control_dir("/t/", "0"), "/t/.chakrashim/0");
-  EXPECT_EQ(window_folder_name(1000), "step-1000");
-  EXPECT_TRUE(is_trigger_file_name(trigger_file_name(1764633600123456789LL, 42)));
-  EXPECT_TRUE(is_trigger_file_name("trigger-1.json"));
-  EXPECT_FALSE(is_trigger_file_name("trigger-.json"));
-  EXPECT_FALSE(is_trigger_file_name(".trigger-1.json.tmp"));
-  EXPECT_FALSE(is_trigger_file_name("step.json"));
-  EXPECT_FALSE(is_trigger_file_name("trigger-1.json~"));
-}
-
-TEST(OnDemandFiles, StepNoteRoundTrips) {
-  StepNote n;
-  n.job_id = "77";
-  n.rank = 0;
-  n.step = 1234;
-  n.time_s = 1764633600.5;
-  n.steps_per_s = 12.5;
-  n.pid = 4242;
-  n.host = "node-1";
-  n.restart = 2;
-  n.world_size = 512;
-  n.ranks = "0-3";
-  n.warmup = 1;
-  n.gzip = true;
-  std::string error;
-  const auto back = decode_step_note(encode_step_note(n), error);
-  ASSERT_TRUE(back) << error;
-  EXPECT_EQ(back->job_id, "77");
-  EXPECT_EQ(back->step, 1234u);
-  EXPECT_DOUBLE_EQ(back->steps_per_s, 12.5);
-  EXPECT_EQ(back->world_size, 512);
-  EXPECT_EQ(back->ranks, "0-3");
-  EXPECT_EQ(back->restart, 2u);
-  EXPECT_EQ(back->warmup, 1u);
-  EXPECT_TRUE(back->gzip);
-  n.ranks.reset();
-  n.world_size = -1;
-  const auto again = decode_step_note(encode_step_note(n), error);
-  ASSERT_TRUE(again) << error;
-  EXPECT_FALSE(again->ranks);
-  EXPECT_EQ(again->world_size, -1);
-}
-
-TEST(OnDemandFiles, TriggerRoundTripsAndBadOnesSayWhy) {
-  Trigger t{100, 5, 1, 1764633600.0, "me@host"};
-  std::string error;
-  const auto back = decode_trigger(encode_trigger(t), error);
-  ASSERT_TRUE(back) << error;
-  EXPECT_EQ(back->first_step, 100u);
-  EXPECT_EQ(back->steps, 5u);
-  EXPECT_EQ(back->restart, 1u);
-  EXPECT_EQ(back->requested_by, "me@host");
-
-  const auto bad = [&](const std::string& text) {
-    error.clear();
-    EXPECT_FALSE(decode_trigger(text, error)) << text;
-    EXPECT_FALSE(error.empty()) << text;
-    return error;
-  };
-  bad("");
-  bad("{\"format\":\"chakrashim-trigger/1\",\"first_step\":1");  // cut short
-  bad("[1,2]");
-  EXPECT_NE(bad("{\"format\":\"chakrashim-trigger/2\",\"first_step\":1,\"steps\":1,\"restart\":0}")
-                .find("format"),
-            std::string::npos);
-  EXPECT_NE(bad("{\"format\":\"chakrashim-trigger/1\",\"first_step\":-1,\"steps\":1,\"restart\":0}")
-                .find("first_step"),
-            std::string::npos);
-  EXPECT_NE(bad("{\"format\":\"chakrashim-trigger/1\",\"first_step\":1,\"steps\":0,\"restart\":0}")
-                .find("steps"),
-            std::string::npos);
-  bad("{\"format\":\"chakrashim-trigger/1\",\"first_step\":1,\"steps\":1}");
-  bad("{\"format\":\"chakrashim-trigger/1\",\"first_step\":\"5\",\"steps\":1,\"restart\":0}");
-  bad("{\"format\":\"chakrashim-trigger/1\",\"first_step\":18446744073709551615,\"steps\":1,"
-      "\"restart\":0}");
-}
-
-TEST(OnDemandFiles, MissedRoundTrips) {
-  EXPECT_EQ(missed_file_name(1300, 7), "missed-1300-rank-7.json");
-  std::string error;
-  const auto back = decode_missed(encode_missed(Missed{1300, 7, "past: at step 1400"}), error);
-  ASSERT_TRUE(back) << error;
-  EXPECT_EQ(back->first_step, 1300u);
-  EXPECT_EQ(back->rank, 7u);
-  EXPECT_EQ(back->why, "past: at step 1400");
-  EXPECT_FALSE(decode_missed(encode_trigger(Trigger{1, 1, 0, 0, ""}), error));
-  EXPECT_FALSE(decode_missed("{\"format\":\"chakrashim-missed/1\",\"rank\":1}", error));
-}
-
-TEST(OnDemandFiles, StepNoteRejectsWhatIsNotOne) {
-  std::string error;
-  EXPECT_FALSE(decode_step_note("{}", error));
-  EXPECT_FALSE(decode_step_note(encode_trigger(Trigger{1, 1, 0, 0, ""}), error));
-  EXPECT_NE(error.find("format"), std::string::npos);
 }
 
 }  // namespace
