@@ -467,14 +467,20 @@ class Wait(TriggerCase):
         self.assertIn("waiting up to 60 s for ranks 1,3 to write", out)
         self.assertIn("ranks 1,3 wrote their files into", out)
 
+    def timed_out(self, *args):
+        """`chakrashim trigger ARGS` on this folder, which must time out
+        (exit 1, "timed out after"): its stdout."""
+        r = trigger(self.root, *args)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("timed out after", r.stdout)
+        return r.stdout
+
     def test_files_of_an_earlier_run_do_not_count(self):
         self.publish(step=1040, world_size=1)
         window = self.window(1048)
         self.write_rank(window, 0, 1, 1048)  # left by an earlier run of job 77
-        r = trigger(self.root, "--in", "8", "--wait", "--timeout", "2")
-        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
-        self.assertIn("timed out after", r.stdout)
-        self.assertIn("no rank wrote anything (rank 0 expected)", r.stdout)
+        out = self.timed_out("--in", "8", "--wait", "--timeout", "2")
+        self.assertIn("no rank wrote anything (rank 0 expected)", out)
 
     def test_timeout_names_the_missing_ranks_and_checks_what_is_there(self):
         self.publish(step=1040, world_size=4)
@@ -519,10 +525,8 @@ class Wait(TriggerCase):
             with open(os.path.join(self.control(), name), "w") as f:
                 json.dump({"format": "chakrashim-missed/1", "first_step": first, "rank": 0,
                            "why": "old"}, f)
-        r = trigger(self.root, "--in", "8", "--wait", "--timeout", "2")
-        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
-        self.assertIn("timed out after", r.stdout)
-        self.assertNotIn("captured nothing", r.stdout)
+        out = self.timed_out("--in", "8", "--wait", "--timeout", "2")
+        self.assertNotIn("captured nothing", out)
 
     def test_timeout_with_nothing_written(self):
         self.publish(step=1040, world_size=2)
