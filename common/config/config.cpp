@@ -229,6 +229,10 @@ ParseResult parse_config(const EnvSnapshot& env) {
   r.read("CHAKRA_CUPTI_EXTRA", extra, parse_cupti_extra);
   c.cupti_sync = extra.first;
   c.cupti_overhead = extra.second;
+  if (const auto home = env.get("CUDA_HOME"); home && !home->empty()) c.cuda_home = std::string(*home);
+  else if (const auto path = env.get("CUDA_PATH"); path && !path->empty()) c.cuda_home = std::string(*path);
+  c.et_integral_tensors = env.get("ENABLE_PYTORCH_EXECUTION_TRACE_SAVE_INTEGRAL_TENSOR_RANGE").has_value() ||
+                          env.get("ENABLE_PYTORCH_EXECUTION_TRACE_SAVE_INTEGRAL_TENSOR_DATA").has_value();
 
   // Rules across variables, checked only on values that parsed.
   auto errors = r.take_errors();

@@ -184,6 +184,8 @@ void Session::fill_capture_config() {
   out.on_demand = c.on_demand;
   out.trigger_signal = c.trigger_signal;
   out.trigger_steps = c.trigger_steps;
+  out.cuda_home = c.cuda_home ? c.cuda_home->c_str() : nullptr;
+  out.et_integral_tensors = c.et_integral_tensors;
 }
 
 }  // namespace chakrashim::preload
