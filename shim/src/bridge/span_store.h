@@ -8,7 +8,7 @@
 // names are interned per thread (a few hundred distinct ones). Long-lived
 // small and large blocks of ours in the heap, between the job's short-lived
 // tensor buffers, fragmented it: peak RSS grew by about four times the
-// spans' own size (scripts/bench_memory.py). Now it grows by their size, so
+// spans' own size (scripts/bench/bench_memory.py). Now it grows by their size, so
 // CHAKRA_MAX_MEMORY bounds it.
 #pragma once
 
