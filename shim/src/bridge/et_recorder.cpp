@@ -19,6 +19,7 @@
 #include <torch/csrc/profiler/util.h>
 
 #include "bridge/torch_version.h"
+#include "chakrashim/immortal.h"
 #include "writers/et_records.h"
 
 namespace chakrashim::bridge {
@@ -330,12 +331,7 @@ void put_value(et::Encoder& e, B& b, const c10::IValue& v) {
 
 // --- EtRecorder --------------------------------------------------------------
 
-EtRecorder& EtRecorder::instance() {
-  // Never destroyed: callbacks may run during exit.
-  alignas(EtRecorder) static unsigned char storage[sizeof(EtRecorder)];
-  static EtRecorder* recorder = new (storage) EtRecorder();
-  return *recorder;
-}
+EtRecorder& EtRecorder::instance() { return immortal<EtRecorder>(); }
 
 // The calling thread's hold on its buffer; hands it back at thread exit.
 struct EtRecorder::Lease {
