@@ -1,0 +1,60 @@
+// What `chakrashim convert` changes, by default, in the graph that
+// chakra_converter's rules build (chakra_graph.h), so that ASTRA-sim runs it
+// and runs it as the job ran (issue #36). `--chakra-exact` skips all of it
+// and writes Chakra's bytes.
+//   1. Feeder-valid: a ctrl dep on a node that is not written is removed.
+//      The converter drops the process root as dangling but keeps the
+//      thread roots' ctrl deps on it, and ASTRA-sim's feeder then stops:
+//      "Node 0 in ctrl_dep graph, but not found in index".
+//   2. Host collectives: a rank with no NCCL kernel (gloo, any CPU capture)
+//      gets its c10d collectives (node_rules.h host_collective_kind) as
+//      COMM_COLL nodes: comm_type, comm_size (the tensors' bytes), pg_name
+//      when known, and is_cpu_op false (ASTRA-sim refuses comm on the CPU).
+//   3. Timeline durations (`gaps`, on by default): on each host thread the
+//      time between top-level ops (Python, the data loader, the optimizer's
+//      bookkeeping: mlcommons/chakra#220) is folded into the following
+//      top-level op, and durations come from exact nanoseconds, rounded so
+//      that a thread's durations add up to its captured time within 1 us
+//      (int() per node loses up to 1 us a node). Optimizer.step keeps its
+//      own exclusive time (the converter zeroes it).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "convert/chakra_graph.h"
+#include "convert/et_encoding.h"
+#include "convert/et_plus_reader.h"
+
+namespace chakrashim::tools::convert {
+
+struct ConvertOptions {
+  bool chakra_exact = false;  // Chakra's output, byte for byte: nothing below
+  bool gaps = true;           // 3. above
+};
+
+struct SimReadyStats {
+  std::uint64_t gap_ns = 0;    // folded in, all threads
+  std::uint64_t threads = 0;   // host threads given timeline durations
+  // Process groups the host collectives name, with their node count.
+  std::map<std::string, std::uint64_t> groups;
+};
+
+// False (and `error`) only when a host collective cannot be encoded.
+bool make_sim_ready(const EtPlus& trace, ChakraGraph& graph, NodeEncoder& encoder, const ConvertOptions& options,
+                    SimReadyStats* stats = nullptr);
+
+// The rounding of 3.: each node's duration is the whole microseconds the
+// running total reaches after it, less what was written before.
+//   ns 400, 400, 400 -> us 0, 1, 0 (1.2 us in all -> 1)
+class MicrosCarry {
+ public:
+  std::uint64_t add(std::int64_t ns);
+
+ private:
+  std::int64_t total_ns_ = 0;
+  std::uint64_t written_us_ = 0;
+};
+
+}  // namespace chakrashim::tools::convert
