@@ -126,6 +126,9 @@ void FileRules::node(const EtFileNode& n, EtFileFigures& fig) {
   const bool comm = n.type == kCommSend || n.type == kCommRecv || n.type == kCommColl;
   if (n.type == kInvalid) {
     add("et.node_type", label(n) + " is an INVALID_NODE: ASTRA-sim skips it", "", EtSeverity::warning);
+  } else if (n.type == kMetadata) {
+    add("et.node_type", label(n) + " is a METADATA_NODE: ASTRA-sim asserts on it ('Invalid node_type', "
+                        "Statistics::get_operator_type)", kConvertFix);
   } else if (n.type < kMetadata || n.type > kCommColl) {
     add("et.node_type", label(n) + " has node type " + std::to_string(n.type) + ", which ASTRA-sim does not know",
         kConvertFix);

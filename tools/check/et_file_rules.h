@@ -7,8 +7,9 @@
 //                    feeder: "Node N in ctrl_dep graph, but not found in index")
 //   et.cycle         no cycle over data and ctrl deps together (the feeder
 //                    resolves both), and some node has no dep at all
-//   et.node_type     METADATA, MEM_LOAD, MEM_STORE, COMP, COMM_SEND,
-//                    COMM_RECV or COMM_COLL (INVALID is skipped: a warning)
+//   et.node_type     MEM_LOAD, MEM_STORE, COMP, COMM_SEND, COMM_RECV or
+//                    COMM_COLL (INVALID is skipped: a warning; METADATA makes
+//                    ASTRA-sim's statistics assert: an error)
 //   et.node_attrs    is_cpu_op on every node (the Workload reads it with no
 //                    default); a comm node not on the CPU ("Comm node
 //                    should not be on CPU")
@@ -39,7 +40,8 @@ struct EtFileNode {
   std::optional<bool> is_cpu_op;
   std::optional<std::int64_t> comm_type, comm_size, comm_src, comm_dst;
   std::optional<std::string> pg_name;
-  // From a METADATA node's process groups: the largest group_size.
+  // From the process-group node's groups ("## process_group:init ##",
+  // METADATA in Chakra's files, COMP in ours): the largest group_size.
   std::optional<std::uint64_t> world;
 };
 

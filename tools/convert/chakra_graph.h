@@ -40,8 +40,9 @@ struct GraphStats {
   std::uint64_t converted = 0, dropped_dangling = 0, written = 0;
   std::uint64_t collectives = 0, sends = 0, receives = 0;
   // make_sim_ready's work: host c10d collectives written as COMM_COLL (also
-  // counted in `collectives`), ctrl deps on nodes not written, removed.
-  std::uint64_t host_collectives = 0, ctrl_deps_dropped = 0;
+  // counted in `collectives`), ctrl deps on nodes not written, removed,
+  // METADATA nodes written as COMP.
+  std::uint64_t host_collectives = 0, ctrl_deps_dropped = 0, metadata_as_comp = 0;
 };
 
 struct ChakraGraph {

@@ -61,6 +61,9 @@ constexpr const char* kUsage =
     "                      the ASTRA-sim changes above)\n"
     "  --no-gaps           durations as chakra_converter's (int() of exclusive_dur,\n"
     "                      Optimizer.step 0), without the time between ops\n"
+    "  --op-cost-ns N      the recorder's own cost per recorded op (ns), taken out of\n"
+    "                      the timeline where it lands (parent op or gap); default 0.\n"
+    "                      scripts/bench_simulate.py --calibrate measures it\n"
     "  --quiet             print errors and warnings only\n"
     "  --verbose           with DIR: one line per rank, however many ranks\n"
     "  --log-filename F    accepted for chakra_converter's scripts; ignored\n"
@@ -76,6 +79,7 @@ struct Args {
   std::vector<std::string> given;  // one at most
   bool quiet = false, verbose = false;
   bool chakra_exact = false, no_gaps = false;
+  std::uint64_t op_cost_ns = 0;
   std::size_t jobs = default_threads();
 };
 
@@ -89,6 +93,7 @@ CommandLine command_line(Args& a) {
       .flag({"--verbose", "-v"}, a.verbose)
       .flag({"--chakra-exact"}, a.chakra_exact)
       .flag({"--no-gaps"}, a.no_gaps)
+      .number({"--op-cost-ns"}, 0, 1000000, "nanoseconds from 0 to 1000000", a.op_cost_ns)
       .ignored({"--log-filename"})
       .refused({"--simulate"}, "--simulate (chakra_converter's debug simulation) is not supported")
       .positionals(a.given, 0, {}, 1, [](const std::string&) { return "one ET+ file or one capture folder at most"; });
@@ -99,6 +104,7 @@ ConvertOptions options_of(const Args& a) {
   ConvertOptions o;
   o.chakra_exact = a.chakra_exact;
   o.gaps = !a.no_gaps;
+  o.op_cost_ns = static_cast<std::int64_t>(a.op_cost_ns);
   return o;
 }
 

@@ -73,7 +73,7 @@ bool plan_linked_folder(const fs::path& folder, const std::string& prefix, Conve
 
 std::vector<ProcessGroup> groups_of(const EtPlus& trace, const ChakraGraph& graph) {
   for (const ChakraNode& c : graph.nodes) {
-    if (c.kind != NodeKind::metadata) continue;
+    if (!is_metadata_name(trace.nodes[c.index].name)) continue;
     const auto groups = process_groups_of(inputs_values_of(trace.nodes[c.index].tail));
     if (groups) return *groups;
   }

@@ -48,7 +48,7 @@ check::EtFileNode decoded(const et::Node& pb) {
     else if (name == "comm_dst") n.comm_dst = integer();
     else if (name == "pg_name" && a.value_case() == et::Attribute::kStringVal) n.pg_name = a.string_val();
   }
-  if (n.type == et::METADATA_NODE) {
+  if (n.type == et::METADATA_NODE || n.name.find("process_group:init") != std::string::npos) {
     if (const auto groups = process_groups_of(pb.inputs().values())) {
       for (const auto& g : *groups) n.world = std::max(n.world.value_or(0), std::max<std::uint64_t>(g.size, g.ranks.size()));
     }

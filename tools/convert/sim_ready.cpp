@@ -22,8 +22,9 @@ class SimReady {
   }
 
   void drop_missing_ctrl_deps();
+  void metadata_as_compute();
   bool host_collectives();
-  void timeline();
+  void timeline(std::int64_t op_cost_ns);
 
  private:
   std::uint32_t find(std::uint64_t id) const {
@@ -39,6 +40,14 @@ class SimReady {
   SimReadyStats& stats_;
   std::unordered_map<std::uint64_t, std::uint32_t> index_;
 };
+
+void SimReady::metadata_as_compute() {
+  for (ChakraNode& c : graph_.nodes) {
+    if (c.kind != NodeKind::metadata) continue;
+    c.kind = NodeKind::comp;
+    ++graph_.stats.metadata_as_comp;
+  }
+}
 
 void SimReady::drop_missing_ctrl_deps() {
   std::vector<std::uint8_t> written(nodes_.size(), 0);
@@ -102,7 +111,7 @@ std::uint32_t SimReady::thread_root(std::uint32_t i, std::vector<std::uint32_t>&
   return root;
 }
 
-void SimReady::timeline() {
+void SimReady::timeline(std::int64_t op_cost_ns) {
   std::vector<std::uint32_t> memo(nodes_.size(), kNone - 1);  // kNone - 1: not known yet
   // The host nodes written, per thread, in id order (graph order): the walk
   // order that chains them by data deps.
@@ -137,11 +146,23 @@ void SimReady::timeline() {
     }
     // A comm node's time is the network's: a gap before one goes to the
     // next host node instead.
+    // The recording cost of each timed op, charged where it lands: in its
+    // parent's exclusive time, or in the gap before it for a top-level op.
+    std::unordered_map<std::uint32_t, std::int64_t> charged;
+    if (op_cost_ns > 0) {
+      for (const ChakraNode* c : list) {
+        if (!nodes_[c->index].timed) continue;
+        const std::uint32_t p = parent_of(c->index);
+        charged[p == root ? c->index : p] += op_cost_ns;
+        stats_.cost_ns += static_cast<std::uint64_t>(op_cost_ns);
+      }
+    }
     MicrosCarry carry;
     std::int64_t pending = 0;
     for (ChakraNode* c : list) {
       const EtPlusNode& n = nodes_[c->index];
       if (const auto g = gap.find(c); g != gap.end()) pending += g->second;
+      if (const auto k = charged.find(c->index); k != charged.end()) pending -= k->second;
       if (c->kind == NodeKind::comm_coll) continue;
       const std::int64_t ns = (n.timed ? std::max<std::int64_t>(n.exclusive_ns, 0) : 0) + pending;
       pending = 0;
@@ -155,7 +176,7 @@ void SimReady::timeline() {
 
 std::uint64_t MicrosCarry::add(std::int64_t ns) {
   total_ns_ += ns;
-  const std::uint64_t reached = static_cast<std::uint64_t>((total_ns_ + 500) / 1000);
+  const std::uint64_t reached = total_ns_ > 0 ? static_cast<std::uint64_t>((total_ns_ + 500) / 1000) : 0;
   const std::uint64_t out = reached > written_us_ ? reached - written_us_ : 0;
   written_us_ += out;
   return out;
@@ -167,11 +188,12 @@ bool make_sim_ready(const EtPlus& trace, ChakraGraph& graph, NodeEncoder& encode
   SimReadyStats local;
   SimReady pass(trace, graph, encoder, stats ? *stats : local);
   pass.drop_missing_ctrl_deps();
+  pass.metadata_as_compute();
   if (!pass.host_collectives()) {
     graph.ok = false;
     return false;
   }
-  if (options.gaps) pass.timeline();
+  if (options.gaps) pass.timeline(options.op_cost_ns);
   return true;
 }
 

@@ -75,6 +75,8 @@ TEST(EtFileRules, NodeTypesAsAstraSimKnowsThem) {
   EtFile f = good_rank(0);
   f.nodes[1].type = 9;
   EXPECT_EQ(rules_of(check_et_file(f)), Rules{"et.node_type"});
+  f.nodes[1].type = 1;
+  EXPECT_EQ(rules_of(check_et_file(f)), Rules{"et.node_type"}) << "METADATA: ASTRA-sim's statistics assert";
   f.nodes[1].type = 0;
   const auto found = check_et_file(f);
   ASSERT_EQ(rules_of(found), Rules{"et.node_type"});

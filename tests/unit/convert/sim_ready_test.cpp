@@ -73,6 +73,15 @@ TEST(SimReady, DropsTheCtrlDepOnTheProcessRootThatIsNotWritten) {
   EXPECT_EQ(*b.at(3).ctrl_dep, 1u) << "a parent that is written stays";
 }
 
+TEST(SimReady, TheProcessGroupNodeIsWrittenAsCompute) {
+  EtPlus t = one_step();
+  t.nodes.push_back(sim_node(6, 1, "## process_group:init ##", 39000, 500, 500));
+  EXPECT_EQ(sim_build(t, {true, true}).at(6).kind, NodeKind::metadata);
+  const SimBuilt b = sim_build(t);
+  EXPECT_EQ(b.at(6).kind, NodeKind::comp) << "ASTRA-sim asserts on METADATA nodes";
+  EXPECT_EQ(b.graph.stats.metadata_as_comp, 1u);
+}
+
 TEST(SimReady, ChakraExactLeavesDurationsTailsAndKindsAlone) {
   EtPlus t = one_step();
   t.nodes.push_back(sim_node(6, 1, "c10d::allreduce_", 41000, 1000, 1000));
@@ -118,12 +127,33 @@ TEST(SimReady, RoundingKeepsTheThreadsTotal) {
   EXPECT_EQ(b.stats.gap_ns, 0u);
 }
 
+TEST(SimReady, TheRecordingCostComesOutWhereItLands) {
+  // 1 us an op: forward, backward and the optimizer are top-level (their
+  // cost sits in the gaps before them), aten::mm's in backward.
+  ConvertOptions options;
+  options.op_cost_ns = 1000;
+  const SimBuilt b = sim_build(one_step(), options);
+  EXPECT_EQ(b.stats.cost_ns, 4000u);
+  EXPECT_EQ(*b.at(2).duration, 9u) << "the first op's cost: from its own time, as no gap is before it";
+  EXPECT_EQ(*b.at(3).duration, 13u) << "10 own + 5 gap - its own cost - aten::mm's";
+  EXPECT_EQ(*b.at(4).duration, 10u);
+  EXPECT_EQ(*b.at(5).duration, 4u) << "2.5 own + 2.5 gap - 1";
+  std::uint64_t sum = 0;
+  for (const auto& c : b.graph.nodes) sum += c.duration.value_or(0);
+  EXPECT_EQ(sum, 36u) << "40 us less 4 ops' cost";
+}
+
 TEST(SimReady, MicrosCarryRoundsTheRunningTotal) {
   MicrosCarry carry;
   EXPECT_EQ(carry.add(400), 0u);
   EXPECT_EQ(carry.add(400), 1u);
   EXPECT_EQ(carry.add(400), 0u);
   EXPECT_EQ(carry.add(2600), 3u);  // 3.8 us in all -> 4
+  MicrosCarry negative;
+  EXPECT_EQ(negative.add(3000), 3u);
+  EXPECT_EQ(negative.add(-1500), 0u);
+  EXPECT_EQ(negative.add(1000), 0u);
+  EXPECT_EQ(negative.add(1000), 1u);  // 3.5 us in all -> 4
 }
 
 bool cpu_op_of(const std::string& tail) {
