@@ -255,8 +255,18 @@ class Captures(unittest.TestCase):
         self.assertIn("0 errors, 0 warnings", ok.stdout)
         # Chakra's way: no collective at all, which check warns about.
         exact = os.path.join(self.root, "exact")
-        self.assertEqual(convert("--chakra-exact", "--prefix", os.path.join(exact, "rank"), self.root).returncode, 0)
+        r = convert("--chakra-exact", "--prefix", os.path.join(exact, "rank"), self.root)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("warning: a world of 2 ranks converted without any collective", r.stdout)
         self.assertIn("warning [et.no_collectives]", check(exact).stdout)
+        # A rank left out: convert names it, from the process groups' size.
+        for kind in ("chakra", "kineto"):
+            os.remove(os.path.join(self.root, "0_%s" % kind, "rank-1.json"))
+        one = os.path.join(self.root, "one")
+        r = convert("--prefix", os.path.join(one, "rank"), self.root)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("warning: rank 1 of world size 2 not converted", r.stdout)
+        self.assertIn("warning [et.rank_missing] rank 1 of world size 2 has no .et file", check(one).stdout)
 
 
 @unittest.skipUnless(ct.WITH_TORCH and PRELOAD, "needs torch and the preload (CHAKRA_WITH_TORCH)")

@@ -156,7 +156,7 @@ ConvertResult convert_one(const ConvertJob& job, std::atomic<std::uint64_t>* pro
     out.nodes_read = read.trace.nodes.size();
     ChakraGraph graph = build_chakra_graph(read.trace, encoder);
     make_sim_ready(read.trace, graph, encoder, job.options, &out.sim);
-    if (graph.ok && !job.options.chakra_exact) out.process_groups = groups_of(read.trace, graph);
+    if (graph.ok) out.process_groups = groups_of(read.trace, graph);
     out.stats = graph.stats;
     if (!graph.ok) out.error = source + ": " + graph.error;
     else out.ok = write_et(job.output, read.trace, graph, encoder, out.error);
@@ -230,6 +230,37 @@ std::string write_comm_groups(const std::vector<ConvertResult>& results, std::st
   }
   return std::to_string(first->process_groups.size()) + " process groups -> " + path +
          " (ASTRA-sim's --comm-group-configuration)";
+}
+
+std::vector<std::string> world_warnings(const std::vector<ConvertResult>& results) {
+  std::uint64_t world = 0, comm = 0;
+  std::vector<std::uint64_t> ranks;
+  for (const auto& r : results) {
+    if (!r.ok) continue;
+    ranks.push_back(r.rank);
+    world = std::max(world, r.rank + 1);
+    for (const auto& g : r.process_groups) world = std::max(world, g.size);
+    comm += r.stats.collectives + r.stats.sends + r.stats.receives;
+  }
+  std::vector<std::string> out;
+  if (ranks.empty()) return out;
+  if (world > 1 && comm == 0) {
+    out.push_back("a world of " + std::to_string(world) +
+                  " ranks converted without any collective: ASTRA-sim will simulate no communication "
+                  "(with --chakra-exact, a CPU job's c10d collectives stay compute)");
+  }
+  std::vector<std::uint64_t> missing;
+  for (std::uint64_t r = 0; r < world; ++r) {
+    if (std::find(ranks.begin(), ranks.end(), r) == ranks.end()) missing.push_back(r);
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (std::size_t i = 0; i < missing.size() && i < 8; ++i) list += (i ? "," : "") + std::to_string(missing[i]);
+    if (missing.size() > 8) list += ",... (" + std::to_string(missing.size()) + " in all)";
+    out.push_back("rank" + std::string(missing.size() > 1 ? "s " : " ") + list + " of world size " +
+                  std::to_string(world) + " not converted: ASTRA-sim needs PREFIX.R.et for every NPU");
+  }
+  return out;
 }
 
 std::string default_output_for(const std::string& input) {

@@ -38,7 +38,7 @@ struct ConvertResult {
   std::uint64_t nodes_read = 0;
   GraphStats stats;
   SimReadyStats sim;
-  // From the "## process_group:init ##" node written (not with chakra_exact).
+  // From the "## process_group:init ##" node written.
   std::vector<ProcessGroup> process_groups;
 };
 
@@ -62,6 +62,13 @@ ConvertPlan plan_convert(const std::string& dir, const std::string& prefix);
 // first converted rank's groups). Returns the line to print ("" when no
 // file is needed); `error` set when it could not be written.
 std::string write_comm_groups(const std::vector<ConvertResult>& results, std::string& error);
+
+// What a simulation of the converted ranks would miss, as warning lines
+// (check's et.no_collectives and et.rank_missing, said at convert time): a
+// world above 1 (the process groups' size, else the ranks converted)
+// without any collective, and ranks below the world size not converted.
+//   "a world of 2 ranks converted without any collective: ASTRA-sim will simulate no communication (...)"
+std::vector<std::string> world_warnings(const std::vector<ConvertResult>& results);
 
 // The .et name for a single ET+ without --output: "linked.0.json.gz" ->
 // "linked.0.et".
