@@ -244,6 +244,16 @@ std::vector<std::string> world_warnings(const std::vector<ConvertResult>& result
   }
   std::vector<std::string> out;
   if (ranks.empty()) return out;
+  // The ET records a c10d op's process group as "<Object>": with more than
+  // one group, a host collective's own is not known.
+  for (const auto& r : results) {
+    if (!r.ok || r.stats.host_collectives == 0 || r.process_groups.size() < 2) continue;
+    out.push_back("rank " + std::to_string(r.rank) + ": " + std::to_string(r.stats.host_collectives) +
+                  " host collectives in a job of " + std::to_string(r.process_groups.size()) +
+                  " process groups are written for the default group: the ET does not record which group a c10d "
+                  "op ran in");
+    break;
+  }
   if (world > 1 && comm == 0) {
     out.push_back("a world of " + std::to_string(world) +
                   " ranks converted without any collective: ASTRA-sim will simulate no communication "
