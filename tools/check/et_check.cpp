@@ -55,69 +55,97 @@ std::vector<std::string> et_files_in(const std::vector<std::string>& paths) {
   return out;
 }
 
-int run_et_check(const std::vector<std::string>& paths, const EtCheckOptions& options) {
-  std::vector<EtFile> files;
-  std::vector<EtFileFigures> figures;
+namespace {
+
+// One file's verdict: its findings and figures.
+struct FileVerdict {
+  EtFile file;
+  EtFileFigures figures;
   std::vector<EtFinding> findings;
-  std::vector<std::size_t> first_of_file;  // findings' start per file
-  for (const auto& p : paths) {
-    files.push_back(convert::read_et_file(p));
-    figures.emplace_back();
-    first_of_file.push_back(findings.size());
-    auto found = check_et_file(files.back(), &figures.back());
-    findings.insert(findings.end(), found.begin(), found.end());
-  }
-  first_of_file.push_back(findings.size());
-  const auto across = check_et_set(files);
+};
+
+struct Verdict {
+  std::vector<FileVerdict> files;
+  std::vector<EtFinding> across;  // check_et_set's
   std::size_t errors = 0, warnings = 0;
-  for (const auto* list : {static_cast<const std::vector<EtFinding>*>(&findings), &across})
-    for (const auto& f : *list) ++(f.severity == EtSeverity::error ? errors : warnings);
-  const int status = errors > 0 || (options.strict && warnings > 0) ? 1 : 0;
-  if (options.json) {
-    nlohmann::ordered_json doc;
-    auto finding_json = [](const EtFinding& f) {
-      nlohmann::ordered_json j;
-      if (f.rank) j["rank"] = *f.rank;
-      j["severity"] = f.severity == EtSeverity::error ? "error" : "warning";
-      j["rule"] = f.rule;
-      j["detail"] = f.detail;
-      j["fix"] = f.fix;
-      return j;
-    };
-    doc["files"] = nlohmann::ordered_json::array();
-    for (std::size_t i = 0; i < files.size(); ++i) {
-      nlohmann::ordered_json f;
-      f["path"] = files[i].path;
-      if (files[i].rank) f["rank"] = *files[i].rank;
-      f["nodes"] = figures[i].nodes;
-      f["collectives"] = figures[i].collectives;
-      f["sends"] = figures[i].sends;
-      f["receives"] = figures[i].receives;
-      f["findings"] = nlohmann::ordered_json::array();
-      for (std::size_t k = first_of_file[i]; k < first_of_file[i + 1]; ++k) f["findings"].push_back(finding_json(findings[k]));
-      doc["files"].push_back(f);
-    }
-    doc["across_files"] = nlohmann::ordered_json::array();
-    for (const auto& f : across) doc["across_files"].push_back(finding_json(f));
-    doc["errors"] = errors;
-    doc["warnings"] = warnings;
-    doc["exit_status"] = status;
-    std::printf("%s\n", doc.dump(2).c_str());
-    return status;
+  int status = 0;
+};
+
+Verdict judge(const std::vector<std::string>& paths, bool strict) {
+  Verdict v;
+  std::vector<EtFile> files;
+  for (const auto& p : paths) {
+    FileVerdict f;
+    f.file = convert::read_et_file(p);
+    f.findings = check_et_file(f.file, &f.figures);
+    // The nodes stay only for the rules across files.
+    files.push_back(f.file);
+    f.file.nodes = {};
+    v.files.push_back(std::move(f));
   }
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    for (std::size_t k = first_of_file[i]; k < first_of_file[i + 1]; ++k) std::printf("%s\n", line(findings[k]).c_str());
-    if (options.quiet) continue;
-    const std::size_t mine = first_of_file[i + 1] - first_of_file[i];
-    const std::string name = files[i].rank ? "rank " + std::to_string(*files[i].rank) : files[i].path;
-    std::printf("%s: %s; %s\n", name.c_str(), mine == 0 ? "ok" : (std::to_string(mine) + " finding(s)").c_str(),
-                figures_text(figures[i]).c_str());
+  v.across = check_et_set(files);
+  const auto count = [&v](const EtFinding& f) { ++(f.severity == EtSeverity::error ? v.errors : v.warnings); };
+  for (const auto& f : v.files) std::for_each(f.findings.begin(), f.findings.end(), count);
+  std::for_each(v.across.begin(), v.across.end(), count);
+  v.status = v.errors > 0 || (strict && v.warnings > 0) ? 1 : 0;
+  return v;
+}
+
+nlohmann::ordered_json finding_json(const EtFinding& f) {
+  nlohmann::ordered_json j;
+  if (f.rank) j["rank"] = *f.rank;
+  j["severity"] = f.severity == EtSeverity::error ? "error" : "warning";
+  j["rule"] = f.rule;
+  j["detail"] = f.detail;
+  j["fix"] = f.fix;
+  return j;
+}
+
+nlohmann::ordered_json verdict_json(const Verdict& v) {
+  nlohmann::ordered_json doc;
+  doc["files"] = nlohmann::ordered_json::array();
+  for (const FileVerdict& fv : v.files) {
+    nlohmann::ordered_json f;
+    f["path"] = fv.file.path;
+    if (fv.file.rank) f["rank"] = *fv.file.rank;
+    f["nodes"] = fv.figures.nodes;
+    f["collectives"] = fv.figures.collectives;
+    f["sends"] = fv.figures.sends;
+    f["receives"] = fv.figures.receives;
+    f["findings"] = nlohmann::ordered_json::array();
+    for (const auto& finding : fv.findings) f["findings"].push_back(finding_json(finding));
+    doc["files"].push_back(f);
   }
-  for (const auto& f : across) std::printf("%s\n", line(f).c_str());
-  if (!options.quiet)
-    std::printf("chakrashim check: %zu .et file%s, %zu error%s, %zu warning%s\n", files.size(),
-                files.size() == 1 ? "" : "s", errors, errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
-  return status;
+  doc["across_files"] = nlohmann::ordered_json::array();
+  for (const auto& f : v.across) doc["across_files"].push_back(finding_json(f));
+  doc["errors"] = v.errors;
+  doc["warnings"] = v.warnings;
+  doc["exit_status"] = v.status;
+  return doc;
+}
+
+void print_text(const Verdict& v, bool quiet) {
+  for (const FileVerdict& fv : v.files) {
+    for (const auto& f : fv.findings) std::printf("%s\n", line(f).c_str());
+    if (quiet) continue;
+    const std::string name = fv.file.rank ? "rank " + std::to_string(*fv.file.rank) : fv.file.path;
+    const std::string verdict = fv.findings.empty() ? "ok" : std::to_string(fv.findings.size()) + " finding(s)";
+    std::printf("%s: %s; %s\n", name.c_str(), verdict.c_str(), figures_text(fv.figures).c_str());
+  }
+  for (const auto& f : v.across) std::printf("%s\n", line(f).c_str());
+  if (quiet) return;
+  const auto plural = [](std::size_t n) { return n == 1 ? "" : "s"; };
+  std::printf("chakrashim check: %zu .et file%s, %zu error%s, %zu warning%s\n", v.files.size(),
+              plural(v.files.size()), v.errors, plural(v.errors), v.warnings, plural(v.warnings));
+}
+
+}  // namespace
+
+int run_et_check(const std::vector<std::string>& paths, const EtCheckOptions& options) {
+  const Verdict v = judge(paths, options.strict);
+  if (options.json) std::printf("%s\n", verdict_json(v).dump(2).c_str());
+  else print_text(v, options.quiet);
+  return v.status;
 }
 
 }  // namespace chakrashim::tools::check

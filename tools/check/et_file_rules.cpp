@@ -1,6 +1,7 @@
 #include "check/et_file_rules.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <unordered_map>
 
@@ -41,6 +42,7 @@ class FileRules {
   void deps();
   void cycle();
   void node(const EtFileNode& n, EtFileFigures& figures);
+  void collapse_by_rule(std::size_t from);
 
   const EtFile& f_;
   std::unordered_map<std::uint64_t, std::size_t> index_;
@@ -161,6 +163,21 @@ void FileRules::node(const EtFileNode& n, EtFileFigures& fig) {
   if (n.type == 4) ++fig.comp;
 }
 
+void FileRules::collapse_by_rule(std::size_t from) {
+  // One finding per rule and file is enough to act on (a trace has
+  // thousands of nodes); the count says how many more there are.
+  std::vector<EtFinding> kept;
+  std::map<std::string, std::size_t> count;
+  for (std::size_t i = from; i < out_.size(); ++i) {
+    if (count[out_[i].rule]++ == 0) kept.push_back(std::move(out_[i]));
+  }
+  for (auto& k : kept) {
+    if (count[k.rule] > 1) k.detail += " (and " + std::to_string(count[k.rule] - 1) + " more)";
+  }
+  out_.resize(from);
+  std::move(kept.begin(), kept.end(), std::back_inserter(out_));
+}
+
 std::vector<EtFinding> FileRules::run(EtFileFigures* figures) {
   EtFileFigures fig;
   if (!f_.read_error.empty()) {
@@ -176,21 +193,11 @@ std::vector<EtFinding> FileRules::run(EtFileFigures* figures) {
   }
   deps();
   cycle();
-  // One finding per rule and file is enough to act on; the count says more.
-  std::map<std::string, std::size_t> seen;
-  const std::size_t before = out_.size();
+  const std::size_t per_node = out_.size();
   for (const auto& n : f_.nodes) node(n, fig);
-  std::vector<EtFinding> kept(out_.begin(), out_.begin() + static_cast<std::ptrdiff_t>(before));
-  for (std::size_t i = before; i < out_.size(); ++i) {
-    const std::size_t count = seen[out_[i].rule]++;
-    if (count == 0) kept.push_back(out_[i]);
-  }
-  for (auto& k : kept) {
-    const std::size_t count = seen.count(k.rule) ? seen[k.rule] : 1;
-    if (count > 1) k.detail += " (and " + std::to_string(count - 1) + " more)";
-  }
+  collapse_by_rule(per_node);
   if (figures) *figures = fig;
-  return kept;
+  return std::move(out_);
 }
 
 struct Collective {

@@ -105,6 +105,16 @@ TEST(EtFileRules, CommNodesNeedTypeSizeAndAnIntegerGroupOffTheCpu) {
   EXPECT_EQ(rules_of(check_et_file(f)), Rules{"et.node_attrs"});
 }
 
+TEST(EtFileRules, OneFindingPerRuleAndFileWithTheCountOfTheOthers) {
+  EtFile f = good_rank(0);
+  f.nodes.push_back(allreduce(5, 4));
+  f.nodes.push_back(allreduce(6, 5));
+  for (auto i : {2, 4, 5}) f.nodes[i].comm_size.reset();
+  const auto found = check_et_file(f);
+  ASSERT_EQ(rules_of(found), Rules{"et.comm_attrs"});
+  EXPECT_NE(found[0].detail.find("node 3 (op3) has no comm_size (and 2 more)"), std::string::npos) << found[0].detail;
+}
+
 TEST(EtFileRules, ASendNeedsItsPeer) {
   EtFile f = good_rank(0);
   f.nodes[2].type = 5;
