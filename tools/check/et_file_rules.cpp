@@ -213,40 +213,29 @@ std::vector<EtFinding> check_et_file(const EtFile& file, EtFileFigures* figures)
   return FileRules(file).run(figures);
 }
 
-std::vector<EtFinding> check_et_set(const std::vector<EtFile>& files) {
-  std::vector<EtFinding> out;
-  // Per process group, each rank's collectives in id order.
-  std::map<std::string, std::map<std::uint64_t, std::vector<Collective>>> groups;
-  std::uint64_t world = 0, any = 0;
-  std::vector<std::uint64_t> ranks;
-  for (const EtFile& f : files) {
-    if (!f.rank || !f.read_error.empty()) continue;
-    ranks.push_back(*f.rank);
-    world = std::max(world, *f.rank + 1);
-    groups[""][*f.rank];  // every rank is in the default group
-    for (const auto& n : f.nodes) {
-      if (n.world) world = std::max(world, *n.world);
-      if (n.type != kCommColl) continue;
-      ++any;
-      groups[group_key(n)][*f.rank].push_back({n.comm_type.value_or(-1), n.comm_size.value_or(-1), n.id});
-    }
-  }
-  for (std::uint64_t r = 0; r < world && ranks.size() > 0; ++r) {
+namespace {
+
+// Each process group's collectives, per rank, in id order; every rank is in
+// the default group ("").
+using GroupCollectives = std::map<std::string, std::map<std::uint64_t, std::vector<Collective>>>;
+
+void missing_ranks(const std::vector<std::uint64_t>& ranks, std::uint64_t world, std::vector<EtFinding>& out) {
+  for (std::uint64_t r = 0; r < world && !ranks.empty(); ++r) {
     if (std::find(ranks.begin(), ranks.end(), r) != ranks.end()) continue;
     out.push_back({r, EtSeverity::warning, "et.rank_missing",
                    "rank " + std::to_string(r) + " of world size " + std::to_string(world) + " has no .et file",
                    "convert every rank; ASTRA-sim reads PREFIX.R.et for each NPU"});
   }
-  if (world > 1 && any == 0) {
-    out.push_back({std::nullopt, EtSeverity::warning, "et.no_collectives",
-                   "a world of " + std::to_string(world) + " ranks with no collective in any file: the simulation has no communication",
-                   "convert the capture with this chakrashim (host c10d collectives become comm nodes)"});
-  }
+}
+
+// Every rank of a group against the group's first rank: the types in
+// order (else the simulation hangs), then the sizes.
+void compare_groups(const GroupCollectives& groups, std::vector<EtFinding>& out) {
+  static const char* const kFix = "capture and convert every rank over the same steps";
   for (const auto& [group, by_rank] : groups) {
     const std::string who = group.empty() ? "the default process group" : "process group " + group;
     const auto& [first_rank, first] = *by_rank.begin();
     for (const auto& [rank, list] : by_rank) {
-      if (rank == first_rank) continue;
       const std::size_t n = std::min(list.size(), first.size());
       std::size_t i = 0;
       while (i < n && list[i].type == first[i].type) ++i;
@@ -257,21 +246,47 @@ std::vector<EtFinding> check_et_set(const std::vector<EtFile>& files) {
           detail += "; the " + std::to_string(i + 1) + "th differs: " + collective_name(list[i].type) + " (node " +
                     std::to_string(list[i].node) + ") against " + collective_name(first[i].type) + " (node " +
                     std::to_string(first[i].node) + ")";
-        out.push_back({rank, EtSeverity::error, "et.collectives_match", detail + ": the simulation would hang",
-                       "capture and convert every rank over the same steps"});
+        out.push_back({rank, EtSeverity::error, "et.collectives_match", detail + ": the simulation would hang", kFix});
         continue;
       }
-      for (i = 0; i < n; ++i) {
-        if (list[i].size == first[i].size) continue;
-        out.push_back({rank, EtSeverity::warning, "et.collectives_match",
-                       "in " + who + ", collective " + std::to_string(i + 1) + " moves " + std::to_string(list[i].size) +
-                           " bytes on rank " + std::to_string(rank) + " (node " + std::to_string(list[i].node) +
-                           "), " + std::to_string(first[i].size) + " on rank " + std::to_string(first_rank),
-                       "capture and convert every rank over the same steps"});
-        break;
-      }
+      i = 0;
+      while (i < n && list[i].size == first[i].size) ++i;
+      if (i == n) continue;
+      out.push_back({rank, EtSeverity::warning, "et.collectives_match",
+                     "in " + who + ", collective " + std::to_string(i + 1) + " moves " + std::to_string(list[i].size) +
+                         " bytes on rank " + std::to_string(rank) + " (node " + std::to_string(list[i].node) + "), " +
+                         std::to_string(first[i].size) + " on rank " + std::to_string(first_rank),
+                     kFix});
     }
   }
+}
+
+}  // namespace
+
+std::vector<EtFinding> check_et_set(const std::vector<EtFile>& files) {
+  std::vector<EtFinding> out;
+  GroupCollectives groups;
+  std::uint64_t world = 0, any = 0;
+  std::vector<std::uint64_t> ranks;
+  for (const EtFile& f : files) {
+    if (!f.rank || !f.read_error.empty()) continue;
+    ranks.push_back(*f.rank);
+    world = std::max(world, *f.rank + 1);
+    groups[""][*f.rank];
+    for (const auto& n : f.nodes) {
+      if (n.world) world = std::max(world, *n.world);
+      if (n.type != kCommColl) continue;
+      ++any;
+      groups[group_key(n)][*f.rank].push_back({n.comm_type.value_or(-1), n.comm_size.value_or(-1), n.id});
+    }
+  }
+  missing_ranks(ranks, world, out);
+  if (world > 1 && any == 0) {
+    out.push_back({std::nullopt, EtSeverity::warning, "et.no_collectives",
+                   "a world of " + std::to_string(world) + " ranks with no collective in any file: the simulation has no communication",
+                   "convert the capture with this chakrashim (host c10d collectives become comm nodes)"});
+  }
+  compare_groups(groups, out);
   return out;
 }
 

@@ -319,6 +319,10 @@ std::string summary_line(const ConvertResult& r) {
   if (r.sim.threads > 0) {
     std::snprintf(time, sizeof time, "%.3f ms", static_cast<double>(r.sim.gap_ns) / 1e6);
     line += std::string(", ") + time + " of gaps kept";
+    if (r.sim.cost_ns > 0) {
+      std::snprintf(time, sizeof time, "%.3f ms", static_cast<double>(r.sim.cost_ns) / 1e6);
+      line += std::string(", ") + time + " of recording cost taken out";
+    }
   }
   std::snprintf(time, sizeof time, "%.2f s", r.seconds);
   return line + " -> " + r.output + " (" + time + ")";

@@ -27,6 +27,10 @@ class SimReady {
   void timeline(std::int64_t op_cost_ns);
 
  private:
+  using Extra = std::unordered_map<std::uint32_t, std::int64_t>;
+  std::unordered_map<std::uint32_t, std::vector<ChakraNode*>> host_threads();
+  void add_gaps(std::uint32_t root, const std::vector<ChakraNode*>& list, Extra& extra);
+  void take_costs(std::uint32_t root, const std::vector<ChakraNode*>& list, std::int64_t op_cost_ns, Extra& extra);
   std::uint32_t find(std::uint64_t id) const {
     const auto it = index_.find(id);
     return it == index_.end() ? kNone : it->second;
@@ -111,62 +115,66 @@ std::uint32_t SimReady::thread_root(std::uint32_t i, std::vector<std::uint32_t>&
   return root;
 }
 
-void SimReady::timeline(std::int64_t op_cost_ns) {
+std::unordered_map<std::uint32_t, std::vector<ChakraNode*>> SimReady::host_threads() {
+  // The host nodes written, per thread root, in id order (graph order): the
+  // walk order that chains them by data deps.
   std::vector<std::uint32_t> memo(nodes_.size(), kNone - 1);  // kNone - 1: not known yet
-  // The host nodes written, per thread, in id order (graph order): the walk
-  // order that chains them by data deps.
   std::unordered_map<std::uint32_t, std::vector<ChakraNode*>> threads;
   for (ChakraNode& c : graph_.nodes) {
     if (nodes_[c.index].gpu) continue;
     const std::uint32_t root = thread_root(c.index, memo);
     if (root != kNone) threads[root].push_back(&c);
   }
-  for (auto& [root, list] : threads) {
-    // The gap before a top-level op: from the latest end of the top-level
-    // ops before it (by start) to its start; none before the first.
-    std::vector<ChakraNode*> top;
-    for (ChakraNode* c : list) {
-      const EtPlusNode& n = nodes_[c->index];
-      if (n.timed && parent_of(c->index) == root) top.push_back(c);
+  return threads;
+}
+
+void SimReady::add_gaps(std::uint32_t root, const std::vector<ChakraNode*>& list, Extra& extra) {
+  // The gap before a top-level op: from the latest end of the top-level ops
+  // before it (by start) to its start; none before the first.
+  std::vector<const EtPlusNode*> top;
+  for (const ChakraNode* c : list) {
+    const EtPlusNode& n = nodes_[c->index];
+    if (n.timed && parent_of(c->index) == root) top.push_back(&n);
+  }
+  std::stable_sort(top.begin(), top.end(), [](const EtPlusNode* a, const EtPlusNode* b) { return a->ts_ns < b->ts_ns; });
+  std::int64_t end = 0;  // the latest end so far
+  for (std::size_t k = 0; k < top.size(); ++k) {
+    const EtPlusNode& n = *top[k];
+    if (k > 0 && n.ts_ns > end) {
+      extra[static_cast<std::uint32_t>(&n - nodes_.data())] += n.ts_ns - end;
+      stats_.gap_ns += static_cast<std::uint64_t>(n.ts_ns - end);
     }
-    std::stable_sort(top.begin(), top.end(), [this](const ChakraNode* a, const ChakraNode* b) {
-      return nodes_[a->index].ts_ns < nodes_[b->index].ts_ns;
-    });
-    std::unordered_map<const ChakraNode*, std::int64_t> gap;
-    std::int64_t end = 0;
-    bool first = true;
-    for (const ChakraNode* c : top) {
-      const EtPlusNode& n = nodes_[c->index];
-      if (!first && n.ts_ns > end) {
-        gap[c] = n.ts_ns - end;
-        stats_.gap_ns += static_cast<std::uint64_t>(n.ts_ns - end);
-      }
-      end = first ? n.ts_ns + n.inclusive_ns : std::max(end, n.ts_ns + n.inclusive_ns);
-      first = false;
-    }
-    // A comm node's time is the network's: a gap before one goes to the
+    end = k == 0 ? n.ts_ns + n.inclusive_ns : std::max(end, n.ts_ns + n.inclusive_ns);
+  }
+}
+
+void SimReady::take_costs(std::uint32_t root, const std::vector<ChakraNode*>& list, std::int64_t op_cost_ns,
+                          Extra& extra) {
+  // Each timed op's recording cost, taken where it lands: its parent's
+  // exclusive time, or the gap before it for a top-level op.
+  for (const ChakraNode* c : list) {
+    if (!nodes_[c->index].timed) continue;
+    const std::uint32_t p = parent_of(c->index);
+    extra[p == root ? c->index : p] -= op_cost_ns;
+    stats_.cost_ns += static_cast<std::uint64_t>(op_cost_ns);
+  }
+}
+
+void SimReady::timeline(std::int64_t op_cost_ns) {
+  for (auto& [root, list] : host_threads()) {
+    Extra extra;  // node index -> ns before its own time (gap less costs)
+    add_gaps(root, list, extra);
+    if (op_cost_ns > 0) take_costs(root, list, op_cost_ns, extra);
+    // A comm node's time is the network's: what lands on one goes to the
     // next host node instead.
-    // The recording cost of each timed op, charged where it lands: in its
-    // parent's exclusive time, or in the gap before it for a top-level op.
-    std::unordered_map<std::uint32_t, std::int64_t> charged;
-    if (op_cost_ns > 0) {
-      for (const ChakraNode* c : list) {
-        if (!nodes_[c->index].timed) continue;
-        const std::uint32_t p = parent_of(c->index);
-        charged[p == root ? c->index : p] += op_cost_ns;
-        stats_.cost_ns += static_cast<std::uint64_t>(op_cost_ns);
-      }
-    }
     MicrosCarry carry;
     std::int64_t pending = 0;
     for (ChakraNode* c : list) {
       const EtPlusNode& n = nodes_[c->index];
-      if (const auto g = gap.find(c); g != gap.end()) pending += g->second;
-      if (const auto k = charged.find(c->index); k != charged.end()) pending -= k->second;
+      if (const auto e = extra.find(c->index); e != extra.end()) pending += e->second;
       if (c->kind == NodeKind::comm_coll) continue;
-      const std::int64_t ns = (n.timed ? std::max<std::int64_t>(n.exclusive_ns, 0) : 0) + pending;
+      c->duration = carry.add((n.timed ? std::max<std::int64_t>(n.exclusive_ns, 0) : 0) + pending);
       pending = 0;
-      c->duration = carry.add(ns);
     }
     ++stats_.threads;
   }
