@@ -18,7 +18,8 @@
 # 3. bench_memory (device trace, then with the native ET too), bench_et
 #    (torch's ET observer against chakrashim's recorder), bench_check,
 #    bench_link, bench_convert: memory cap, ET cost, check, link, and link +
-#    convert from a capture folder.
+#    convert from a capture folder; bench_simulate: convert's output in
+#    ASTRA-sim against the job's own time (issue #36).
 # 4. chakrashim_bench_decode: CUPTI records decoded and written per second.
 # All as medians over interleaved runs, side by side. --quick runs few
 # iterations: it only proves the scripts work (CI runs it that way).
@@ -78,6 +79,13 @@ fi
 echo; "$python" "$here/bench/bench_check.py" --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" $quick || status=1
 echo; "$python" "$here/bench/bench_link.py" --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" $quick || status=1
 echo; "$python" "$here/bench/bench_convert.py" --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" $quick || status=1
+# Fidelity of convert's output in ASTRA-sim (issue #36): the bundled example's
+# 5-step window, simulated (ASTRA_SIM_BIN, else summed durations) against runs
+# without the shim.
+if "$python" -c 'import torch' 2>/dev/null && [ -f "$build/shim/libchakrashim_torch.so" ]; then
+  echo; "$python" "$here/bench/bench_simulate.py" --preload "$preload" \
+    --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" --calibrate $quick || status=1
+fi
 # The CUPTI collector's decode and write rates on synthetic records.
 decode_bench=$build/tests/chakrashim_bench_decode
 if [ -x "$decode_bench" ]; then
