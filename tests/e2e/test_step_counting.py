@@ -16,8 +16,11 @@ def run_after_hooks(script, args, env):
     """Runs a job after torch was imported and had time to let the optimizer
     hooks in (they are tried every 250 ms), so that the hooks count every
     step before the window."""
-    boot = ("import sys, time, runpy, torch; time.sleep(0.8); "
-            "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')")
+    # The job's folder first on sys.path, as `python JOB` puts it (the jobs
+    # import tests/e2e/jobs/tiny_training.py).
+    boot = ("import os, sys, time, runpy, torch; time.sleep(0.8); "
+            "sys.argv = sys.argv[1:]; sys.path.insert(0, os.path.dirname(sys.argv[0])); "
+            "runpy.run_path(sys.argv[0], run_name='__main__')")
     return run([PYTHON, "-c", boot, os.path.join(JOBS, script), *map(str, args)],
                dict(env, CHAKRA_LOG_LEVEL="debug"), timeout=300)
 
