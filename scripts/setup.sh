@@ -86,6 +86,21 @@ if [ -f "$deps/cupti-cu13/nvidia/cu13/include/cupti_activity.h" ] \
   cmake_args+=(-DCHAKRA_CUPTI_INCLUDE_DIR="$deps/cupti-cu13/nvidia/cu13/include")
 fi
 
+# --- Holistic Trace Analysis ------------------------------------------------------
+# tools.hta and the README's HTA block run HTA 0.5.0 on our captures. It
+# lives in its own virtual environment, .deps/hta, so its packages never
+# reach the job's Python: its wheel asks for jupyterlab and pytest, which
+# none of its analyses import, so it is installed without them, beside the
+# libraries it does import (pandas below 3: 0.5.0 predates pandas 3).
+hta=$deps/hta
+if ! "$hta/bin/python" -c 'import hta.trace_analysis' 2>/dev/null; then
+  log "installing HolisticTraceAnalysis==0.5.0 into $hta"
+  "$python" -m venv "$hta"
+  "$hta/bin/python" -m pip install -q --no-deps HolisticTraceAnalysis==0.5.0
+  "$hta/bin/python" -m pip install -q 'pandas>=2.2,<3' 'numpy>=1.26' 'plotly>=5.11' \
+    'networkx>=3.1' 'pydot>=1.3' ijson pyyaml psutil
+fi
+
 # --- build and install ----------------------------------------------------------
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
