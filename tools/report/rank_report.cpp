@@ -79,6 +79,9 @@ RankStats report_rank(const std::string& group, const RankFiles& files, const Ra
 
   HostStats host = host_stats(table, partial_step_of(out.meta));
   out.steps = std::move(host.steps);
+  StepPhases phases = step_phases(table, unique_steps(table.steps));
+  out.phases = std::move(phases.per_step);
+  out.collectives = std::move(phases.collectives);
   out.summary = host.summary;
   for (const auto& op : host.ops) out.ops_self_ns += op.self_ns;
   const std::size_t keep = std::min(options.keep_ops, host.ops.size());
