@@ -48,6 +48,10 @@ def main():
     out["comm_comp"] = attempt(lambda: frame(a.get_comm_comp_overlap(visualize=False)))
     out["launch"] = attempt(lambda: {str(rank): frame(df) for rank, df in
                                      a.get_cuda_kernel_launch_stats(visualize=False).items()})
+    # The cpu_ops' input shapes and types as HTA parsed them, by External id.
+    df = a.t.get_trace(a.t.get_ranks()[0])
+    shaped = df[df["input_dims"].map(lambda v: isinstance(v, list))]
+    out["inputs"] = {str(int(r.external_id)): [r.input_dims, r.input_type] for r in shaped.itertuples()}
     # The trace diff's op counts: every op and kernel of the first step, and
     # two runs compared.
     t = LabeledTrace(label="run", trace_dir=trace_dir)

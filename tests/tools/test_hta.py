@@ -22,6 +22,7 @@ import glob
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -85,6 +86,24 @@ def first_step_counts(events):
     return out
 
 
+def kineto_input(et_type, et_shape):
+    """One ET input as torch.profiler(record_shapes=True) writes it on a
+    cpu_op: (Input type, Input Dims)."""
+    m = re.fullmatch(r"Tensor\((.*)\)", et_type)
+    if m and not m.group(1).startswith("nullptr"):
+        return m.group(1), et_shape
+    if et_type in ("Int", "Double", "Bool"):
+        return "Scalar", []
+    m = re.fullmatch(r"GenericList\[(.*)\]", et_type)
+    if m:
+        items = re.findall(r"Tensor\([^()]*\)|[A-Za-z]+(?:\[[^\]]*\])?", m.group(1))
+        if all(i in ("Int", "Double", "Bool") for i in items):
+            return "ScalarList", []
+        if all(i.startswith("Tensor(") and not i.startswith("Tensor(nullptr") for i in items):
+            return "TensorList", et_shape
+    return "", []
+
+
 @unittest.skipUnless(ct.WITH_TORCH and ct.PRELOAD, "needs torch and the preload")
 class HtaOnOurCaptures(unittest.TestCase):
     @classmethod
@@ -141,6 +160,36 @@ class HtaOnOurCaptures(unittest.TestCase):
         self.assertEqual(a["comm_comp"], [{"rank": 0, "comp_comm_overlap_pctg": None}])
         self.assertGreater(len(a["ops"]), 50)
         self.check_ops(self.cpu, a["ops"])
+
+    def test_input_shapes_on_cpu_ops_are_the_ets(self):
+        """Issue #37: each cpu_op carries Kineto's "Input Dims" and "Input
+        type", made from the ET node of the same rf_id, and HTA reads them."""
+        with open(os.path.join(os.path.dirname(self.cpu), "0_chakra", "rank-0.json")) as f:
+            nodes = json.load(f)["nodes"]
+        by_rf = {}
+        for n in nodes:
+            rf = next((a["value"] for a in n["attrs"] if a["name"] == "rf_id"), 0)
+            if rf and n["inputs"]["types"]:
+                by_rf[rf] = n["inputs"]
+        with open(os.path.join(self.cpu, "rank-0.json")) as f:
+            ops = [e for e in json.load(f)["traceEvents"] if e.get("cat") == "cpu_op"]
+        shaped = 0
+        for e in ops:
+            inputs = by_rf.get(e["args"].get("Record function id"))
+            if inputs is None:
+                self.assertNotIn("Input Dims", e["args"], e)
+                continue
+            want = [kineto_input(t, s) for t, s in zip(inputs["types"], inputs["shapes"])]
+            self.assertEqual(e["args"]["Input type"], [t for t, _ in want], e["name"])
+            self.assertEqual(e["args"]["Input Dims"], [s for _, s in want], e["name"])
+            shaped += 1
+        self.assertGreater(shaped, 0.9 * len(ops))
+        self.assertTrue(any(t == "TensorList" for e in ops for t in e["args"].get("Input type", [])))
+        hta = self.probe(self.cpu)["inputs"]
+        self.assertEqual(len(hta), shaped)
+        for e in ops:
+            if "Input Dims" in e["args"]:
+                self.assertEqual(hta[str(e["args"]["External id"])], [e["args"]["Input Dims"], e["args"]["Input type"]])
 
     @unittest.skipUnless(FAKE_CUPTI, "the libcupti test double was not built")
     def test_libcupti_double_capture(self):

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "report/collective_wait.h"
+#include "report/step_stats.h"
 
 namespace chakrashim::tools::report {
 namespace {
