@@ -93,6 +93,10 @@ StepPhases step_phases(const EventTable& table, const std::vector<StepSpan>& ste
   for (const auto& h : table.host)
     if (roles[h.name] != SpanRole::none) marked.push_back(&h);
   std::sort(marked.begin(), marked.end(), [](const HostSpan* a, const HostSpan* b) { return a->start < b->start; });
+  // A span reaches into a step only if it starts at most this long before
+  // it: each step looks at the spans that can touch it, not at all of them.
+  std::int64_t longest = 0;
+  for (const HostSpan* h : marked) longest = std::max(longest, h->end - h->start);
 
   StepPhases out;
   for (const auto& step : steps) {
@@ -101,8 +105,11 @@ StepPhases step_phases(const EventTable& table, const std::vector<StepSpan>& ste
     std::int64_t bwd_first = std::numeric_limits<std::int64_t>::max(), bwd_last = 0;
     std::int64_t opt_first = std::numeric_limits<std::int64_t>::max();
     std::int64_t outer_comm_end = std::numeric_limits<std::int64_t>::min();
-    for (const HostSpan* h : marked) {
-      if (h->thread != step.thread || h->end <= step.start || h->start >= step.end) continue;
+    const auto first = std::lower_bound(marked.begin(), marked.end(), step.start - longest,
+                                        [](const HostSpan* h, std::int64_t t) { return h->start < t; });
+    for (auto it = first; it != marked.end() && (*it)->start < step.end; ++it) {
+      const HostSpan* h = *it;
+      if (h->thread != step.thread || h->end <= step.start) continue;
       const std::int64_t s = std::max(h->start, step.start), e = std::min(h->end, step.end);
       switch (roles[h->name]) {
         case SpanRole::communication:
