@@ -400,6 +400,15 @@ class RealGlooCapture(ReportCase):
             self.assertRegex(r.stdout, r"(?m)^  %d +%d +%d +%s +%s  " % (
                 w["rank"], w["collectives"], w["arrived_last"], re.escape("%.3f" % (w["in_collectives_ns"] / 1e6)),
                 re.escape("%.3f" % (w["waiting_ns"] / 1e6))))
+        # The job's record_function scopes next to its ops: DDP names its forward.
+        for rank_doc in group["ranks"]:
+            events = [e for e in load(self.devices[rank_doc["rank"]])["traceEvents"]
+                      if e.get("cat") == "user_annotation" and e.get("name") == "DistributedDataParallel.forward"]
+            scopes = {s["name"]: s for s in rank_doc["top_scopes"]}
+            self.assertEqual(set(scopes), {"DistributedDataParallel.forward"}, rank_doc["top_scopes"])
+            self.assertEqual(scopes["DistributedDataParallel.forward"]["calls"], len(events))
+            self.assertEqual(scopes["DistributedDataParallel.forward"]["total_ns"], sum(ns(e["dur"]) for e in events))
+        self.assertRegex(r.stdout, r"(?m)^ +[0-9.]+ +%d  DistributedDataParallel.forward$" % len(events))
         html = os.path.join(self.root, "phases.html")
         self.assertEqual(report(self.root, "--html", html).returncode, 0)
         with open(html) as f:
@@ -452,6 +461,8 @@ class BundledExample(ReportCase):
         r = report(self.root)
         self.assertRegex(r.stdout, r"(?m)^  step +forward +backward +optimizer +data +communication +other$")
         self.assertNotIn("communication wait", r.stdout, "one rank waits for nobody")
+        self.assertEqual(rank_doc["top_scopes"], [], "the example names no scope of its own")
+        self.assertNotIn("record_function scopes", r.stdout)
 
 
 # --- GPU-shaped captures --------------------------------------------------------

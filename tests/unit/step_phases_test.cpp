@@ -13,10 +13,11 @@ namespace {
 // A table of one stepping thread (pid 1, tid 1) and one other thread.
 struct PhaseTable {
   EventTable table;
-  void span(const char* name, std::int64_t start, std::int64_t end, std::int64_t tid = 1) {
+  void span(const char* name, std::int64_t start, std::int64_t end, std::int64_t tid = 1,
+            const char* cat = "cpu_op") {
     TraceEvent e;
     e.ph = "X";
-    e.cat = "cpu_op";
+    e.cat = cat;
     e.name = name;
     e.pid = 1;
     e.tid = tid;
@@ -113,6 +114,25 @@ TEST(StepPhases, SpansPastTheStepAreCutAtItsEdges) {
   EXPECT_EQ(phase_at(s, Phase::data), 50);
   EXPECT_EQ(phase_at(s, Phase::forward), 30);
   EXPECT_EQ(phase_at(s, Phase::optimizer), 20);
+}
+
+TEST(ScopeTotals, TheJobsRecordFunctionScopesButNotThePhaseMarkers) {
+  PhaseTable t;
+  t.step(1, 0, 1000);
+  t.span("DistributedDataParallel.forward", 0, 300, 1, "user_annotation");
+  t.span("encoder.layers.3.attn", 10, 60, 1, "user_annotation");
+  t.span("encoder.layers.3.attn", 100, 130, 2, "user_annotation");  // any thread
+  t.span("Optimizer.step#SGD.step", 800, 1000, 1, "user_annotation");
+  t.span("gloo:all_reduce", 400, 500, 2, "user_annotation");
+  t.span("aten::mm", 20, 50);  // an op, not a scope
+  t.span("## process_group:init ##", 0, 1, 1, "user_annotation");
+  const std::vector<ScopeTotal> s = scope_totals(t.table);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(t.table.names[s[0].name], "DistributedDataParallel.forward");
+  EXPECT_EQ(s[0].total_ns, 300);
+  EXPECT_EQ(t.table.names[s[1].name], "encoder.layers.3.attn");
+  EXPECT_EQ(s[1].calls, 2u);
+  EXPECT_EQ(s[1].total_ns, 80);
 }
 
 std::vector<CollectiveSpan> wait_spans(std::initializer_list<std::pair<std::int64_t, std::int64_t>> spans,

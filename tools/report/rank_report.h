@@ -36,6 +36,7 @@ struct RankStats {
   std::vector<CollectiveSpan> collectives;  // the stepping thread's, by start
   StepSummary summary;
   std::vector<NamedOp> ops;  // by self time, at most RankOptions::keep_ops
+  std::vector<std::pair<std::string, ScopeTotal>> scopes;  // record_function scopes, by total time (as ops)
   std::int64_t ops_self_ns = 0;  // all ops' self time, all threads
   std::optional<GpuStats> gpu;   // only on traces with GPU ops
   std::optional<Timeline> timeline;

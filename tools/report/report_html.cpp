@@ -432,7 +432,16 @@ std::string render_html(const Report& report, const HtmlOptions& o) {
   out += "<h2>Top ops by self time" + which + "</h2>\n<p class=\"note\">Self time over all threads. Step share: self "
          "time on the stepping thread inside the steps, as a share of the steps' time; '-' for ops that ran on other "
          "threads only (they ran beside the step, not in it).</p>\n";
-  for (const auto* r : shown) out += "<h3>" + xml_escape(rank_label(*r, show_group)) + "</h3>\n" + html_ops_table(*r, o.top_ops);
+  for (const auto* r : shown) {
+    out += "<h3>" + xml_escape(rank_label(*r, show_group)) + "</h3>\n" + html_ops_table(*r, o.top_ops);
+    if (r->scopes.empty()) continue;
+    // The job's record_function scopes next to its ops (modules where it names them).
+    out += "<table><tr><th>total ms</th><th>calls</th><th class=\"name\">record_function scope</th></tr>\n";
+    for (std::size_t i = 0; i < r->scopes.size() && i < o.top_ops; ++i)
+      out += "<tr>" + cell(ms_text(r->scopes[i].second.total_ns)) + cell(std::to_string(r->scopes[i].second.calls)) +
+             cell(r->scopes[i].first, true) + "</tr>\n";
+    out += "</table>\n";
+  }
   return out + "</body></html>\n";
 }
 

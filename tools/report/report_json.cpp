@@ -78,6 +78,11 @@ ordered_json rank_json(const RankStats& r, std::size_t top) {
                     {"max_ns", r.summary.max_ns}};
   j["ops_self_ns"] = r.ops_self_ns;
   j["top_ops"] = ops_json(r, top);
+  ordered_json scopes = ordered_json::array();
+  for (std::size_t i = 0; i < r.scopes.size() && i < top; ++i)
+    scopes.push_back({{"name", r.scopes[i].first}, {"calls", r.scopes[i].second.calls},
+                      {"total_ns", r.scopes[i].second.total_ns}});
+  j["top_scopes"] = std::move(scopes);
   j["gpu"] = r.gpu ? gpu_json(*r.gpu) : ordered_json(nullptr);
   return j;
 }

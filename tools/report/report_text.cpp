@@ -77,6 +77,21 @@ std::string ops_table(const RankStats& r, std::size_t top) {
   return out;
 }
 
+// The job's record_function scopes (step_phases.h, scope_totals): per
+// module where the job or a wrapper names them; nothing when it has none.
+std::string scopes_table(const RankStats& r, std::size_t top) {
+  if (r.scopes.empty()) return {};
+  std::string out = format("  top %zu record_function scopes by total time (all threads; modules where the job "
+                           "names them):\n     total ms    calls  scope\n",
+                           std::min(top, r.scopes.size()));
+  for (std::size_t i = 0; i < r.scopes.size() && i < top; ++i) {
+    const auto& [name, t] = r.scopes[i];
+    out += format("  %11s %8llu  %s\n", ms_text(t.total_ns).c_str(), static_cast<unsigned long long>(t.calls),
+                  clipped(name, 80).c_str());
+  }
+  return out;
+}
+
 std::string gpu_lines(const GpuStats& g) {
   const std::int64_t kinds_total = g.kind_ns[0] + g.kind_ns[1] + g.kind_ns[2];
   std::string out = format("  GPU (%u device%s, %llu ops in the steps): busy %s of %s ms\n", g.devices,
@@ -115,6 +130,7 @@ std::string rank_block(const RankStats& r, std::size_t top, bool show_group) {
     out += " (no ProfilerStep#N: no step times)\n";
   }
   out += ops_table(r, top);
+  out += scopes_table(r, top);
   if (r.gpu) out += gpu_lines(*r.gpu);
   return out;
 }

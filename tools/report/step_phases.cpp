@@ -139,4 +139,25 @@ StepPhases step_phases(const EventTable& table, const std::vector<StepSpan>& ste
   return out;
 }
 
+std::vector<ScopeTotal> scope_totals(const EventTable& table) {
+  std::vector<ScopeTotal> by_name(table.names.size());
+  for (const auto& h : table.host) {
+    const std::string& name = table.names[h.name];
+    // "## process_group:init ##" and torch's other "## ... ##" records are
+    // bookkeeping, not work of the job's.
+    if (!h.annotation || role_of(name) != SpanRole::none || starts_with(name, "## ")) continue;
+    ScopeTotal& t = by_name[h.name];
+    t.name = h.name;
+    ++t.calls;
+    t.total_ns += h.end - h.start;
+  }
+  std::vector<ScopeTotal> out;
+  for (const auto& t : by_name)
+    if (t.calls > 0) out.push_back(t);
+  std::sort(out.begin(), out.end(), [](const ScopeTotal& a, const ScopeTotal& b) {
+    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
+  });
+  return out;
+}
+
 }  // namespace chakrashim::tools::report
