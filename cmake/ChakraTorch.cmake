@@ -93,7 +93,8 @@ function(chakra_link_bridge_deps)
             "import torch; print(int(getattr(torch._C, '_GLIBCXX_USE_CXX11_ABI', True)))"
     OUTPUT_VARIABLE abi OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
   if(NOT abi STREQUAL "0")
-    target_link_libraries(chakra_bridge_deps INTERFACE chakrashim_collector chakrashim_logic chakrashim_common)
+    target_link_libraries(chakra_bridge_deps INTERFACE chakrashim_collector chakrashim_validate chakrashim_logic chakrashim_gzip
+                          chakrashim_common)
     return()
   endif()
   message(STATUS "chakrashim: torch uses the pre-C++11 std::string ABI: the bridge links "
@@ -102,7 +103,7 @@ function(chakra_link_bridge_deps)
   # only in the folder that found them.
   find_package(ZLIB REQUIRED)
   find_package(Threads REQUIRED)
-  foreach(lib chakrashim_common chakrashim_logic chakrashim_collector)
+  foreach(lib chakrashim_common chakrashim_gzip chakrashim_logic chakrashim_validate chakrashim_collector)
     get_target_property(srcs ${lib} SOURCES)
     get_target_property(dir ${lib} SOURCE_DIR)
     set(abs "")
@@ -126,10 +127,10 @@ function(chakra_link_bridge_deps)
     target_compile_definitions(${lib}_oldabi PUBLIC _GLIBCXX_USE_CXX11_ABI=0)
     get_target_property(deps ${lib} LINK_LIBRARIES)
     if(deps)
-      list(TRANSFORM deps REPLACE "^chakrashim_(common|logic)$" "chakrashim_\\1_oldabi")
+      list(TRANSFORM deps REPLACE "^chakrashim_(common|logic|gzip|validate)$" "chakrashim_\\1_oldabi")
       target_link_libraries(${lib}_oldabi PUBLIC ${deps})
     endif()
   endforeach()
-  target_link_libraries(chakra_bridge_deps INTERFACE chakrashim_collector_oldabi chakrashim_logic_oldabi
-                        chakrashim_common_oldabi)
+  target_link_libraries(chakra_bridge_deps INTERFACE chakrashim_collector_oldabi chakrashim_validate_oldabi
+                        chakrashim_logic_oldabi chakrashim_gzip_oldabi chakrashim_common_oldabi)
 endfunction()

@@ -5,10 +5,13 @@ with a DataLoader, gradient clipping and a learning-rate schedule: the shape
 of a real training loop, small enough to run on a laptop CPU in seconds.
 
   python examples/train_tiny.py [--steps N] [--step-times FILE]
-                                [--torch-profiler START END]
+                                [--step-ends FILE] [--torch-profiler START END]
 
 --step-times FILE    write each step's wall time (seconds, one per line);
                      scripts/bench.sh uses it.
+--step-ends FILE     write the time each step ended (time.perf_counter(), one
+                     per line): steps S..E took end[E] - end[S-1], the data
+                     loader's time included; scripts/bench_simulate.py uses it.
 --torch-profiler S E capture steps S..E in-script the way NeMo's ModelPT
                      does (torch.profiler with an ExecutionTraceObserver),
                      for comparison with chakrashim; the time the training
@@ -43,6 +46,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--step-times")
+    ap.add_argument("--step-ends")
     ap.add_argument("--torch-profiler", nargs=2, type=int, metavar=("START", "END"))
     args = ap.parse_args()
     torch.set_num_threads(1)
@@ -64,7 +68,7 @@ def main():
         p.start()
         return p
 
-    times = []
+    times, ends = [], []
     step = 0
     while step < args.steps:
         for x, y in data:
@@ -86,11 +90,15 @@ def main():
                     prof = None
                 else:
                     prof.step()
-            times.append(time.perf_counter() - t0)
+            ends.append(time.perf_counter())
+            times.append(ends[-1] - t0)
             print(f"step {step} loss {loss.item():.4f}")
             step += 1
             if step >= args.steps:
                 break
+    if args.step_ends:
+        with open(args.step_ends, "w") as f:
+            f.write("\n".join(f"{t:.9f}" for t in ends) + "\n")
     if args.step_times:
         with open(args.step_times, "w") as f:
             f.write("\n".join(f"{t:.9f}" for t in times) + "\n")

@@ -18,7 +18,8 @@
 # 3. bench_memory (device trace, then with the native ET too), bench_et
 #    (torch's ET observer against chakrashim's recorder), bench_check,
 #    bench_link, bench_convert: memory cap, ET cost, check, link, and link +
-#    convert from a capture folder.
+#    convert from a capture folder; bench_simulate: convert's output in
+#    ASTRA-sim against the job's own time (issue #36).
 # 4. chakrashim_bench_decode: CUPTI records decoded and written per second.
 # All as medians over interleaved runs, side by side. --quick runs few
 # iterations: it only proves the scripts work (CI runs it that way).
@@ -44,40 +45,47 @@ empty=${empty:-$build/tests/preload/libchakra_bench_empty_preload.so}
 extra=()
 [ -f "$empty" ] && extra=(--empty-preload "$empty")
 status=0
-"$python" "$here/bench_startup.py" --preload "$preload" "${extra[@]}" $quick || status=1
+"$python" "$here/bench/bench_startup.py" --preload "$preload" "${extra[@]}" $quick || status=1
 echo
 if "$python" -c 'import torch' 2>/dev/null && [ -f "$build/shim/libchakrashim_torch.so" ]; then
-  "$python" "$here/bench_capture.py" --preload "$preload" $quick || status=1
+  "$python" "$here/bench/bench_capture.py" --preload "$preload" $quick || status=1
   echo
-  "$python" "$here/bench_spans.py" --preload "$preload" $quick || status=1
+  "$python" "$here/bench/bench_spans.py" --preload "$preload" $quick || status=1
   if [ -z "$quick" ] && command -v valgrind >/dev/null; then
-    echo; "$python" "$here/bench_spans.py" --preload "$preload" --instructions || status=1
+    echo; "$python" "$here/bench/bench_spans.py" --preload "$preload" --instructions || status=1
   fi
   echo
   # Quick mode proves the script with the native ET, which runs every path
   # of the device-trace-only run too (one run of three jobs, not two).
   if [ -z "$quick" ]; then
-    "$python" "$here/bench_memory.py" --preload "$preload" --cap 8M || status=1
+    "$python" "$here/bench/bench_memory.py" --preload "$preload" --cap 8M || status=1
     echo
   fi
-  "$python" "$here/bench_memory.py" --preload "$preload" --cap 8M --et native $quick || status=1
+  "$python" "$here/bench/bench_memory.py" --preload "$preload" --cap 8M --et native $quick || status=1
   echo
-  "$python" "$here/bench_et.py" --preload "$preload" $quick || status=1
+  "$python" "$here/bench/bench_et.py" --preload "$preload" $quick || status=1
 else
   echo "bench: no torch or no bridge: the capture benchmark is skipped"
 fi
 # Further benchmarks are appended below, each after an empty line.
 if "$python" -c 'import torch' 2>/dev/null && [ -f "$build/shim/libchakrashim_torch.so" ]; then
   # A window's boundaries on a 2-rank gloo job (issue #34).
-  echo; "$python" "$here/bench_window_end.py" --preload "$preload" $quick || status=1
+  echo; "$python" "$here/bench/bench_window_end.py" --preload "$preload" $quick || status=1
 fi
 if "$python" -c 'import torch' 2>/dev/null && [ -f "$build/shim/libchakrashim_torch.so" ]; then
-  echo; "$python" "$here/bench_trigger.py" --preload "$preload" \
+  echo; "$python" "$here/bench/bench_trigger.py" --preload "$preload" \
     --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" $quick || status=1
 fi
-echo; "$python" "$here/bench_check.py" --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" $quick || status=1
-echo; "$python" "$here/bench_link.py" --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" $quick || status=1
-echo; "$python" "$here/bench_convert.py" --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" $quick || status=1
+echo; "$python" "$here/bench/bench_check.py" --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" $quick || status=1
+echo; "$python" "$here/bench/bench_link.py" --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" $quick || status=1
+echo; "$python" "$here/bench/bench_convert.py" --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" $quick || status=1
+# Fidelity of convert's output in ASTRA-sim (issue #36): the bundled example's
+# 5-step window, simulated (ASTRA_SIM_BIN, else summed durations) against runs
+# without the shim.
+if "$python" -c 'import torch' 2>/dev/null && [ -f "$build/shim/libchakrashim_torch.so" ]; then
+  echo; "$python" "$here/bench/bench_simulate.py" --preload "$preload" \
+    --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" --calibrate $quick || status=1
+fi
 # The CUPTI collector's decode and write rates on synthetic records.
 decode_bench=$build/tests/chakrashim_bench_decode
 if [ -x "$decode_bench" ]; then

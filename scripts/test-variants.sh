@@ -7,7 +7,13 @@
 #   tsan  build-tsan/  GCC, TSan: unit tests and the e2e tests with threads
 #   fuzz  build-fuzz/  clang-14 libFuzzer targets, CHAKRA_FUZZ_SECONDS each
 #
-#   scripts/test-variants.sh [asan] [tsan] [fuzz]    (default: all three)
+#   scripts/test-variants.sh [--build-only|--tests-only] [asan] [tsan] [fuzz]
+#                                                     (default: all three)
+#
+# --build-only builds the chosen variants and runs none of their tests;
+# --tests-only runs the tests of variants built before (scripts/test.sh
+# builds them in the background, at the lowest priority, while the main
+# suite runs: the suite leaves CPU idle while its jobs sleep and wait).
 #
 # Sanitizer builds compile -O0 -g1 (line tables for the reports): the
 # variants exist to find bugs, not to time anything; on CI's 2 cores their
@@ -28,6 +34,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 python=$(python3 -c 'import sys; print(sys.executable)')
 jobs=$(nproc)
+steps=(build tests)
+case "${1:-}" in
+  --build-only) steps=(build); shift ;;
+  --tests-only) steps=(tests); shift ;;
+esac
 parts=("$@")
 [ ${#parts[@]} -gt 0 ] || parts=(asan tsan fuzz)
 generator=()
@@ -144,7 +155,11 @@ timed() {  # NAME FUNCTION: runs it, notes its time and verdict; its status
 }
 for part in "${parts[@]}"; do
   case "$part" in asan|tsan|fuzz) ;; *) echo "test-variants.sh: unknown part $part" >&2; exit 2 ;; esac
-  timed "$part-build" "build_$part" && timed "$part-tests" "tests_$part"
+  case "${steps[*]}" in
+    "build tests") timed "$part-build" "build_$part" && timed "$part-tests" "tests_$part" ;;
+    build) timed "$part-build" "build_$part" ;;
+    tests) timed "$part-tests" "tests_$part" ;;
+  esac
 done
 if [ -n "${CHAKRA_CI_TIMES:-}" ]; then
   printf '%s\n' "${summary[@]}" >>"$CHAKRA_CI_TIMES"

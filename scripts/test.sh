@@ -47,8 +47,20 @@ trap summary EXIT
 
 part build "$here/setup.sh" --build "$build"
 status=0
-part suite ctest --test-dir "$build" --output-on-failure -j "$(nproc)" "$@" || status=$?
+# The variants' builds run beside the main suite, at the lowest CPU priority
+# (nice 19): the suite's jobs spend much of their time asleep or waiting on
+# their children, and the builds take only what the tests leave. Their
+# output goes to a log, printed after the suite; their tests run after it.
+variants_log=$build/variants-build.log
+variants_pid=""
 if [ $quick -eq 0 ]; then
-  "$here/test-variants.sh" || status=1
+  nice -n 19 "$here/test-variants.sh" --build-only >"$variants_log" 2>&1 &
+  variants_pid=$!
+fi
+part suite ctest --test-dir "$build" --output-on-failure -j "$(nproc)" "$@" || status=$?
+if [ -n "$variants_pid" ]; then
+  wait "$variants_pid" || status=1
+  cat "$variants_log"
+  "$here/test-variants.sh" --tests-only || status=1
 fi
 exit $status

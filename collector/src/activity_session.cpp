@@ -26,6 +26,7 @@
 #include "buffer_pool.h"
 #include "cuda_driver.h"
 #include "cupti_library.h"
+#include "chakrashim/immortal.h"
 #include "record_decoder.h"
 
 namespace chakrashim::collector {
@@ -81,12 +82,7 @@ struct State {
   std::vector<std::pair<std::uint32_t, std::int64_t>> threads;
 };
 
-State& state() {
-  // Never destroyed: CUPTI may call our buffer callbacks during exit.
-  alignas(State) static unsigned char storage[sizeof(State)];
-  static State* s = new (storage) State();
-  return *s;
-}
+State& state() { return immortal<State>(); }
 
 void decode_loop(State& s) {
   for (;;) {
@@ -178,11 +174,7 @@ std::optional<std::string> libtorch_dir() {
 
 }  // namespace
 
-Collector& Collector::instance() {
-  alignas(Collector) static unsigned char storage[sizeof(Collector)];
-  static Collector* c = new (storage) Collector();
-  return *c;
-}
+Collector& Collector::instance() { return immortal<Collector>(); }
 
 bool Collector::cuda_present(const CollectorConfig& config) {
   return config.cupti_lib.has_value() || CudaDriver::loaded().present();

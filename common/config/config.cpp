@@ -54,10 +54,16 @@ std::optional<std::string> non_empty(std::string_view v) {
   return std::string(v);
 }
 
-// For a variable whose Config field is optional: set, or parse error.
+// For a variable whose Config field is optional: a parsed value sets the
+// field (an optional holding a value); nullopt is the parse error.
+template <typename T>
+std::optional<std::optional<T>> set_field(std::optional<T> parsed) {
+  if (!parsed) return std::nullopt;
+  return std::optional<std::optional<T>>(std::move(parsed));
+}
+
 std::optional<std::optional<std::uint64_t>> optional_decimal(std::string_view v) {
-  auto n = parse_decimal(v);
-  return n ? std::optional<std::optional<std::uint64_t>>(n) : std::nullopt;
+  return set_field(parse_decimal(v));
 }
 
 std::optional<LogLevel> parse_level(std::string_view v) {
@@ -189,26 +195,17 @@ ParseResult parse_config(const EnvSnapshot& env) {
     return n && *n >= 1 && *n <= 100000 ? n : std::nullopt;
   });
   r.read("CHAKRA_TRACE_DIR", c.trace_dir, non_empty);
-  r.read("CHAKRA_RANKS", c.ranks, [](std::string_view v) {
-    auto set = parse_rank_list(v);
-    return set ? std::optional<std::optional<RankSet>>(std::move(set)) : std::nullopt;
-  });
+  r.read("CHAKRA_RANKS", c.ranks, [](std::string_view v) { return set_field(parse_rank_list(v)); });
   if (c.ranks) c.ranks_text = std::string(*r.raw("CHAKRA_RANKS"));
   r.read("CHAKRA_RANK", c.rank_override, optional_decimal);
-  r.read("CHAKRA_JOB_ID", c.job_id_override, [](std::string_view v) {
-    auto id = parse_job_id(v);
-    return id ? std::optional<std::optional<std::string>>(id) : std::nullopt;
-  });
+  r.read("CHAKRA_JOB_ID", c.job_id_override, [](std::string_view v) { return set_field(parse_job_id(v)); });
   r.read("CHAKRA_OVERWRITE", c.overwrite, parse_bool);
   r.read("CHAKRA_HOST_TRACE", c.host_trace, parse_bool);
   r.read("CHAKRA_ET_RECORDER", c.et_native, parse_et_recorder);
   r.read("CHAKRA_DEVICE_TRACE", c.device_trace, parse_bool);
   r.read("CHAKRA_STEP_MARKER", c.step_marker, non_empty);
   r.read("CHAKRA_LOG_LEVEL", c.log_level, parse_level);
-  r.read("CHAKRA_PROCESS_FILTER", c.process_filter, [](std::string_view v) {
-    auto re = parse_regex(v);
-    return re ? std::optional<std::optional<std::string>>(re) : std::nullopt;
-  });
+  r.read("CHAKRA_PROCESS_FILTER", c.process_filter, [](std::string_view v) { return set_field(parse_regex(v)); });
   r.read("CHAKRA_GZIP", c.gzip, parse_bool);
   r.read("CHAKRA_MAX_MEMORY", c.max_memory, parse_byte_size);
   r.read("CHAKRA_EXIT_TIMEOUT", c.exit_timeout_s, [](std::string_view v) {
@@ -216,11 +213,7 @@ ParseResult parse_config(const EnvSnapshot& env) {
     return n && *n <= 3600 ? n : std::nullopt;
   });
   r.read("CHAKRA_FLUSH_SIGNAL", c.flush_signal, parse_signal);
-  r.read("CHAKRA_CUPTI_LIB", c.cupti_lib, [](std::string_view v) {
-    auto p = non_empty(v);
-    return p ? std::optional<std::optional<std::string>>(p) : std::nullopt;
-  });
-
+  r.read("CHAKRA_CUPTI_LIB", c.cupti_lib, [](std::string_view v) { return set_field(non_empty(v)); });
   r.read("CHAKRA_CUPTI_BUFFERS", c.cupti_buffers, [](std::string_view v) {
     auto n = parse_byte_size(v);
     return n && *n >= (128u << 10) ? n : std::nullopt;
@@ -229,6 +222,10 @@ ParseResult parse_config(const EnvSnapshot& env) {
   r.read("CHAKRA_CUPTI_EXTRA", extra, parse_cupti_extra);
   c.cupti_sync = extra.first;
   c.cupti_overhead = extra.second;
+  if (const auto home = env.get("CUDA_HOME"); home && !home->empty()) c.cuda_home = std::string(*home);
+  else if (const auto path = env.get("CUDA_PATH"); path && !path->empty()) c.cuda_home = std::string(*path);
+  c.et_integral_tensors = env.get("ENABLE_PYTORCH_EXECUTION_TRACE_SAVE_INTEGRAL_TENSOR_RANGE").has_value() ||
+                          env.get("ENABLE_PYTORCH_EXECUTION_TRACE_SAVE_INTEGRAL_TENSOR_DATA").has_value();
 
   // Rules across variables, checked only on values that parsed.
   auto errors = r.take_errors();

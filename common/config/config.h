@@ -48,6 +48,12 @@ struct Config {
   std::uint64_t cupti_buffers = 64ULL << 20;
   bool cupti_sync = false;
   bool cupti_overhead = false;
+  // Not ours, read from the same snapshot: CUDA_HOME (else CUDA_PATH), where
+  // libcupti is looked for; and whether torch's
+  // ENABLE_PYTORCH_EXECUTION_TRACE_SAVE_INTEGRAL_TENSOR_{RANGE,DATA} is set
+  // (then torch's observer records the ET: it reads tensors' contents).
+  std::optional<std::string> cuda_home;
+  bool et_integral_tensors = false;
 };
 
 struct ParseResult {

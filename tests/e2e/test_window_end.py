@@ -2,7 +2,7 @@
 #34): the window's end never waits for torch.distributed's answer on the
 training thread, the ET of a short window still holds the process-group
 node, and the trace writer runs at the lowest scheduling priority. No test
-here times anything: scripts/bench_window_end.py measures the cost."""
+here times anything: scripts/bench/bench_window_end.py measures the cost."""
 import os
 import re
 import resource

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "common/byte_stream.h"
+#include "files/byte_stream.h"
 #include "convert/chakra_et.pb.h"
 
 namespace {
@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
     std::fputs("usage: chakrashim_et_dump FILE.et[.gz]\n", stderr);
     return 2;
   }
-  chakrashim::tools::ByteStream stream(argv[1]);
+  chakrashim::files::ByteStream stream(argv[1]);
   if (!stream.ok()) {
     std::fprintf(stderr, "%s: %s\n", argv[1], stream.error().c_str());
     return 1;

@@ -188,6 +188,39 @@ TEST(ConfigVarsTable, EveryVariableHasATestCaseHere) {
 
 // ---- every variable: a good value and bad values ------------------------------
 
+// The two variables of others that change the capture are read from the
+// snapshot taken at load, like ours: the bridge never calls getenv at arm,
+// when another thread of the job may be calling setenv.
+TEST(ParseConfig, ReadsCudaHomeAndTorchsTensorDataVariablesFromTheSnapshot) {
+  const auto plain = parse_config(enabled_env());
+  ASSERT_TRUE(plain.config);
+  EXPECT_FALSE(plain.config->cuda_home);
+  EXPECT_FALSE(plain.config->et_integral_tensors);
+
+  const auto both = parse_config(enabled_env({{"CUDA_HOME", "/opt/cuda"}, {"CUDA_PATH", "/usr/local/cuda"}}));
+  ASSERT_TRUE(both.config);
+  EXPECT_EQ(both.config->cuda_home.value_or(""), "/opt/cuda");
+  const auto path = parse_config(enabled_env({{"CUDA_HOME", ""}, {"CUDA_PATH", "/usr/local/cuda"}}));
+  ASSERT_TRUE(path.config);
+  EXPECT_EQ(path.config->cuda_home.value_or(""), "/usr/local/cuda");
+
+  for (const char* name : {"ENABLE_PYTORCH_EXECUTION_TRACE_SAVE_INTEGRAL_TENSOR_RANGE",
+                           "ENABLE_PYTORCH_EXECUTION_TRACE_SAVE_INTEGRAL_TENSOR_DATA"}) {
+    const auto r = parse_config(enabled_env({{name, "1"}}));
+    ASSERT_TRUE(r.config) << name;
+    EXPECT_TRUE(r.config->et_integral_tensors) << name;
+    EXPECT_TRUE(r.warnings.empty()) << name;
+  }
+  // And the snapshot keeps them: the stub copies them at load.
+  const char* entries[] = {"CUDA_HOME=/opt/cuda", "CUDA_PATH=/x",
+                           "ENABLE_PYTORCH_EXECUTION_TRACE_SAVE_INTEGRAL_TENSOR_RANGE=1", "HOME=/root"};
+  const auto env = EnvSnapshot::from_entries(entries, 4);
+  EXPECT_EQ(env.get("CUDA_HOME").value_or(""), "/opt/cuda");
+  EXPECT_EQ(env.get("CUDA_PATH").value_or(""), "/x");
+  EXPECT_TRUE(env.get("ENABLE_PYTORCH_EXECUTION_TRACE_SAVE_INTEGRAL_TENSOR_RANGE"));
+  EXPECT_FALSE(env.get("HOME"));
+}
+
 TEST(ParseConfig, StartStepZeroIsAcceptedWithAWarning) {
   const auto r = parse_config(with(enabled_env(), "CHAKRA_START_STEP", "0"));
   EXPECT_TRUE(r.errors.empty()) << joined(r.errors);

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -20,6 +21,7 @@
 #include <dirent.h>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -411,6 +413,30 @@ TEST_F(Publish, ValidateJsonFileAcceptsOneDocumentOnly) {
   write_raw(p, "[1, 2,]");
   EXPECT_NE(writers::validate_json_file(p), "");
   EXPECT_NE(writers::validate_json_file(path("absent.json")), "");
+}
+
+// The check reads through files::ByteStream, the tools' reader: a gzip
+// member cut short is refused even where the JSON inside happens to end
+// whole (zlib reads it as a clean end; only gzerror tells).
+TEST_F(Publish, ValidateJsonFileRefusesAGzipFileCutShort) {
+  const std::string p = path("doc.json.gz");
+  std::string doc = "[";
+  for (int i = 0; i < 2000; ++i) doc += std::to_string(i) + ",";
+  doc += "0]";
+  {
+    gzFile gz = gzopen(p.c_str(), "wb");
+    ASSERT_NE(gz, nullptr);
+    ASSERT_EQ(gzwrite(gz, doc.data(), static_cast<unsigned>(doc.size())), static_cast<int>(doc.size()));
+    ASSERT_EQ(gzclose(gz), Z_OK);
+  }
+  EXPECT_EQ(writers::validate_json_file(p), "");
+  // Drop the trailer (CRC and length, 8 bytes): the deflate data is whole.
+  std::ifstream in(p, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  write_raw(p, bytes.substr(0, bytes.size() - 8));
+  EXPECT_NE(writers::validate_json_file(p), "");
+  write_raw(p, bytes.substr(0, bytes.size() / 2));
+  EXPECT_NE(writers::validate_json_file(p), "");
 }
 
 TEST_F(Publish, ValidateEtFileRefusesARepeatedNodeIdInValidJson) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "check/check_runner.h"
+#include "check/et_check.h"
 #include "check/render.h"
 #include "common/capture_scan.h"
 #include "common/options.h"
@@ -33,6 +34,13 @@ constexpr const char* kUsage =
     "one of those folders; FILEs are ETs and device traces, plain or .gz. A trace root\n"
     "that holds only the windows of a repeated or triggered capture (step-S/ folders,\n"
     "docs/on-demand.md) has each window checked, in step order.\n"
+    "\n"
+    "Chakra .et files (FILE.et ..., or a folder of PREFIX.R.et such as JOB_et/ from\n"
+    "chakrashim convert) are checked against what ASTRA-sim's feeder needs: every\n"
+    "dep names a node of the file, no cycle, node types it knows, is_cpu_op on\n"
+    "every node, comm nodes off the CPU with comm_type, comm_size and an integer\n"
+    "pg_name; across files, the same collectives in the same order on every rank;\n"
+    "warnings for a world above 1 without collectives and for a rank missing.\n"
     "\n"
     "One line per problem: 'rank R: error|warning [rule] what: fix', then a summary\n"
     "line per rank. Above 8 ranks the totals come first, ranks with the same clean\n"
@@ -102,6 +110,18 @@ int check_windows(const RunRequest& base, const std::vector<std::string>& window
   return worst;
 }
 
+// Chakra .et files given, or a folder of them (a JOB_et/ that convert
+// wrote): checked by check/et_check.h's rules instead of a capture's.
+std::vector<std::string> et_files_given(const std::vector<std::string>& paths) {
+#if CHAKRASHIM_WITH_CONVERT
+  return et_files_in(paths);
+#else
+  for (const auto& p : paths)
+    if (fs::path(p).extension() != ".et") return {};
+  return paths;
+#endif
+}
+
 }  // namespace
 
 int run_check_command(int argc, char** argv) {
@@ -119,6 +139,13 @@ int run_check_command(int argc, char** argv) {
       .jobs(request.threads)
       .positionals(request.paths, 1, "give a folder or trace files");
   if (const auto status = line.read(argc, argv)) return *status;
+  if (const auto et_files = et_files_given(request.paths); !et_files.empty()) {
+#if CHAKRASHIM_WITH_CONVERT
+    return run_et_check(et_files, {text.strict, text.quiet, json});
+#else
+    return usage_error(".et files are checked where `chakrashim convert` is built (it needs libprotobuf)");
+#endif
+  }
   if (const auto windows = window_folders(request.paths); !windows.empty())
     return check_windows(request, windows, text, json);
   const RunResult result = run_check(request);

@@ -8,7 +8,7 @@
 #include "check/device_facts.h"
 #include "check/et_facts.h"
 #include "check/rank_rules.h"
-#include "common/byte_stream.h"
+#include "files/byte_stream.h"
 #include "common/et_reader.h"
 #include "common/hta_rank_scan.h"
 #include "common/trace_reader.h"
@@ -27,7 +27,7 @@ bool is_gzip(const std::string& path) {
 }
 
 // Counts on-disk bytes into the shared progress counter.
-ByteStream::ChunkObserver progress_observer(std::atomic<std::uint64_t>* progress,
+files::ByteStream::ChunkObserver progress_observer(std::atomic<std::uint64_t>* progress,
                                             std::function<void(std::string_view)> also = {}) {
   return [progress, also = std::move(also), last = std::uint64_t{0}](std::string_view chunk,
                                                                      std::uint64_t pos) mutable {
@@ -61,7 +61,7 @@ RankReport check_rank(const std::string& group, const RankFiles& files,
   PairIdentity identity;  // whose files these are, for identity_rule
   if (files.host_path) {
     EtInput in{display_path(*files.host_path, options.display_root), is_gzip(*files.host_path), {}, &et_summary, &et};
-    ByteStream stream(*files.host_path, progress_observer(progress));
+    files::ByteStream stream(*files.host_path, progress_observer(progress));
     if (!stream.ok()) {
       in.read_error = stream.error();
     } else {
@@ -83,7 +83,7 @@ RankReport check_rank(const std::string& group, const RankFiles& files,
   TraceSummary summary;
   HtaRankScan scan;
   DeviceInput in{display_path(*files.device_path, options.display_root), {}, &summary, &device, {}, {}};
-  ByteStream stream(*files.device_path,
+  files::ByteStream stream(*files.device_path,
                     progress_observer(progress, [&scan](std::string_view chunk) { scan.feed(chunk); }));
   if (!stream.ok()) {
     in.read_error = stream.error();

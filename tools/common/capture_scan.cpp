@@ -7,7 +7,7 @@
 #include <regex>
 #include <system_error>
 
-#include "common/byte_stream.h"
+#include "files/byte_stream.h"
 
 namespace chakrashim::tools {
 
@@ -118,7 +118,7 @@ std::optional<std::uint64_t> rank_from_file_name(const std::string& name) {
 FileKind sniff_kind(const std::string& path) {
   // The head is enough: both formats name their first key within a few bytes
   // (deviceProperties can be long, but schemaVersion comes before it).
-  ByteStream stream(path);
+  files::ByteStream stream(path);
   std::string head(4096, '\0');
   const auto n = stream.sgetn(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<std::size_t>(std::max<std::streamsize>(n, 0)));

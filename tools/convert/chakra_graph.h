@@ -30,11 +30,19 @@ struct ChakraNode {
   std::optional<std::uint64_t> ctrl_dep;
   std::vector<std::uint64_t> data_deps;
   std::string comm;  // encoded comm attrs (et_encoding.h), empty if none
+  // Set by make_sim_ready (sim_ready.h) only: the duration written instead
+  // of int(exclusive_dur), and a tail written instead of the node's.
+  std::optional<std::uint64_t> duration;
+  std::string tail;
 };
 
 struct GraphStats {
   std::uint64_t converted = 0, dropped_dangling = 0, written = 0;
   std::uint64_t collectives = 0, sends = 0, receives = 0;
+  // make_sim_ready's work: host c10d collectives written as COMM_COLL (also
+  // counted in `collectives`), ctrl deps on nodes not written, removed,
+  // METADATA nodes written as COMP.
+  std::uint64_t host_collectives = 0, ctrl_deps_dropped = 0, metadata_as_comp = 0;
 };
 
 struct ChakraGraph {

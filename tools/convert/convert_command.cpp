@@ -32,6 +32,18 @@ constexpr const char* kUsage =
     "is refused. chakra_converter's sync-dep rule never keeps one (it compares\n"
     "start times it does not set), so none is written here either.\n"
     "\n"
+    "By default the output is made for ASTRA-sim: no ctrl dep names a node that is\n"
+    "not written (Chakra's output keeps one on the dropped process root, which\n"
+    "ASTRA-sim's feeder refuses); '## process_group:init ##' is a COMP node (ASTRA-sim\n"
+    "asserts on METADATA); on a rank without NCCL kernels (gloo, CPU) the c10d\n"
+    "collectives (c10d::allreduce_, ...) become COMM_COLL nodes with their type,\n"
+    "byte size and process group; and the time between top-level ops on each host\n"
+    "thread is kept (folded into the next op; durations rounded so that each thread\n"
+    "adds up to its captured time). A job with more than one process group also\n"
+    "gets PREFIX.comm_groups.json (--comm-group-configuration). A world above 1\n"
+    "without any collective, or a rank not converted, gets a warning line.\n"
+    "docs/convert.md, docs/simulate.md.\n"
+    "\n"
     "DIR is a trace root (JOB_chakra/ and JOB_kineto/), one of those folders, or\n"
     "a JOB_linked/ folder of ET+ files. A capture's ranks are linked in memory (no\n"
     "ET+ file is written; `chakrashim link` writes them) and converted, ranks in\n"
@@ -48,6 +60,13 @@ constexpr const char* kUsage =
     "  --prefix PREFIX     with DIR: write PREFIX.R.et (default: JOB_et/rank beside\n"
     "                      the capture's folders)\n"
     "  --jobs N            ranks converted at once (default: the number of cores)\n"
+    "  --chakra-exact      write what chakra_converter writes, byte for byte (none of\n"
+    "                      the ASTRA-sim changes above)\n"
+    "  --no-gaps           durations as chakra_converter's (int() of exclusive_dur,\n"
+    "                      Optimizer.step 0), without the time between ops\n"
+    "  --op-cost-ns N      the recorder's own cost per recorded op (ns), taken out of\n"
+    "                      the timeline where it lands (parent op or gap); default 0.\n"
+    "                      scripts/bench/bench_simulate.py --calibrate measures it\n"
     "  --quiet             print errors and warnings only\n"
     "  --verbose           with DIR: one line per rank, however many ranks\n"
     "  --log-filename F    accepted for chakra_converter's scripts; ignored\n"
@@ -62,6 +81,8 @@ struct Args {
   std::string input, output, prefix;
   std::vector<std::string> given;  // one at most
   bool quiet = false, verbose = false;
+  bool chakra_exact = false, no_gaps = false;
+  std::uint64_t op_cost_ns = 0;
   std::size_t jobs = default_threads();
 };
 
@@ -73,10 +94,21 @@ CommandLine command_line(Args& a) {
       .jobs(a.jobs)
       .flag({"--quiet", "-q"}, a.quiet)
       .flag({"--verbose", "-v"}, a.verbose)
+      .flag({"--chakra-exact"}, a.chakra_exact)
+      .flag({"--no-gaps"}, a.no_gaps)
+      .number({"--op-cost-ns"}, 0, 1000000, "nanoseconds from 0 to 1000000", a.op_cost_ns)
       .ignored({"--log-filename"})
       .refused({"--simulate"}, "--simulate (chakra_converter's debug simulation) is not supported")
       .positionals(a.given, 0, {}, 1, [](const std::string&) { return "one ET+ file or one capture folder at most"; });
   return line;
+}
+
+ConvertOptions options_of(const Args& a) {
+  ConvertOptions o;
+  o.chakra_exact = a.chakra_exact;
+  o.gaps = !a.no_gaps;
+  o.op_cost_ns = static_cast<std::int64_t>(a.op_cost_ns);
+  return o;
 }
 
 // `rank_lines`: every converted rank's summary line; otherwise problems only.
@@ -119,10 +151,22 @@ int run_convert_command(int argc, char** argv) {
       return 1;
     }
     // As link does: progress in ranks, a line per rank only where it is read.
-    const auto run = run_ranks(plan.jobs, a.jobs, a.quiet, "converting",
-                               [](const ConvertJob& job) { return convert_one(job); });
+    const ConvertOptions options = options_of(a);
+    const auto run = run_ranks(plan.jobs, a.jobs, a.quiet, "converting", [&options](ConvertJob job) {
+      job.options = options;
+      return convert_one(job);
+    });
     const int status =
         report(run.results, plan.skipped, rank_lines_wanted(run.results.size(), a.verbose, a.quiet), false);
+    std::string groups_error;
+    // Chakra's output has no such file: --chakra-exact writes none either.
+    const std::string groups = options.chakra_exact ? std::string() : write_comm_groups(run.results, groups_error);
+    if (!groups_error.empty()) {
+      std::fprintf(stderr, "chakrashim convert: communicator groups: %s\n", groups_error.c_str());
+      return 1;
+    }
+    if (!groups.empty() && !a.quiet) std::printf("%s\n", groups.c_str());
+    for (const auto& w : world_warnings(run.results)) std::printf("warning: %s\n", w.c_str());
     if (!a.quiet) std::printf("%s\n", totals_line(run.results, run.seconds).c_str());
     return plan.skipped.empty() ? status : 1;
   }
@@ -131,7 +175,7 @@ int run_convert_command(int argc, char** argv) {
     std::fprintf(stderr, "chakrashim convert: %s: no such file or folder\n", given.c_str());
     return 1;
   }
-  ConvertJob job{0, given, a.output.empty() ? default_output_for(given) : a.output, std::nullopt};
+  ConvertJob job{0, given, a.output.empty() ? default_output_for(given) : a.output, std::nullopt, options_of(a)};
   const auto size = std::filesystem::file_size(given, ec);
   const std::uint64_t bytes = ec ? 0 : size;
   ConvertResult result;

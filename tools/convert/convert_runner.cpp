@@ -71,6 +71,15 @@ bool plan_linked_folder(const fs::path& folder, const std::string& prefix, Conve
   return true;
 }
 
+std::vector<ProcessGroup> groups_of(const EtPlus& trace, const ChakraGraph& graph) {
+  for (const ChakraNode& c : graph.nodes) {
+    if (!is_metadata_name(trace.nodes[c.index].name)) continue;
+    const auto groups = process_groups_of(inputs_values_of(trace.nodes[c.index].tail));
+    if (groups) return *groups;
+  }
+  return {};
+}
+
 }  // namespace
 
 void link_then_read(const ConvertJob& job, EtPlusRead& read, ConvertResult& out, const LinkStep& link_rank) {
@@ -145,7 +154,9 @@ ConvertResult convert_one(const ConvertJob& job, std::atomic<std::uint64_t>* pro
     out.error = source + ": " + read.error;
   } else {
     out.nodes_read = read.trace.nodes.size();
-    const ChakraGraph graph = build_chakra_graph(read.trace, encoder);
+    ChakraGraph graph = build_chakra_graph(read.trace, encoder);
+    make_sim_ready(read.trace, graph, encoder, job.options, &out.sim);
+    if (graph.ok) out.process_groups = groups_of(read.trace, graph);
     out.stats = graph.stats;
     if (!graph.ok) out.error = source + ": " + graph.error;
     else out.ok = write_et(job.output, read.trace, graph, encoder, out.error);
@@ -193,6 +204,75 @@ ConvertPlan plan_convert(const std::string& dir, const std::string& prefix) {
   return plan;
 }
 
+std::string write_comm_groups(const std::vector<ConvertResult>& results, std::string& error) {
+  const ConvertResult* first = nullptr;
+  for (const auto& r : results) {
+    if (r.ok && !r.process_groups.empty()) {
+      first = &r;
+      break;
+    }
+  }
+  if (first == nullptr || first->process_groups.size() < 2) return {};
+  // PREFIX.R.et -> PREFIX.comm_groups.json
+  std::string prefix = first->output;
+  const std::string tail = "." + std::to_string(first->rank) + ".et";
+  if (prefix.size() > tail.size() && prefix.compare(prefix.size() - tail.size(), tail.size(), tail) == 0)
+    prefix.resize(prefix.size() - tail.size());
+  const std::string path = prefix + ".comm_groups.json";
+  std::uint64_t world = results.size();
+  for (const auto& g : first->process_groups) world = std::max(world, g.size);
+  const std::string text = comm_group_json(first->process_groups, world);
+  const auto produce = [&text](files::ByteSink& sink) { return sink.write(text); };
+  const auto published = files::publish_file(path, produce, nullptr, true);
+  if (!published.ok) {
+    error = published.error;
+    return {};
+  }
+  return std::to_string(first->process_groups.size()) + " process groups -> " + path +
+         " (ASTRA-sim's --comm-group-configuration)";
+}
+
+std::vector<std::string> world_warnings(const std::vector<ConvertResult>& results) {
+  std::uint64_t world = 0, comm = 0;
+  std::vector<std::uint64_t> ranks;
+  for (const auto& r : results) {
+    if (!r.ok) continue;
+    ranks.push_back(r.rank);
+    world = std::max(world, r.rank + 1);
+    for (const auto& g : r.process_groups) world = std::max(world, g.size);
+    comm += r.stats.collectives + r.stats.sends + r.stats.receives;
+  }
+  std::vector<std::string> out;
+  if (ranks.empty()) return out;
+  // The ET records a c10d op's process group as "<Object>": with more than
+  // one group, a host collective's own is not known.
+  for (const auto& r : results) {
+    if (!r.ok || r.stats.host_collectives == 0 || r.process_groups.size() < 2) continue;
+    out.push_back("rank " + std::to_string(r.rank) + ": " + std::to_string(r.stats.host_collectives) +
+                  " host collectives in a job of " + std::to_string(r.process_groups.size()) +
+                  " process groups are written for the default group: the ET does not record which group a c10d "
+                  "op ran in");
+    break;
+  }
+  if (world > 1 && comm == 0) {
+    out.push_back("a world of " + std::to_string(world) +
+                  " ranks converted without any collective: ASTRA-sim will simulate no communication "
+                  "(with --chakra-exact, a CPU job's c10d collectives stay compute)");
+  }
+  std::vector<std::uint64_t> missing;
+  for (std::uint64_t r = 0; r < world; ++r) {
+    if (std::find(ranks.begin(), ranks.end(), r) == ranks.end()) missing.push_back(r);
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (std::size_t i = 0; i < missing.size() && i < 8; ++i) list += (i ? "," : "") + std::to_string(missing[i]);
+    if (missing.size() > 8) list += ",... (" + std::to_string(missing.size()) + " in all)";
+    out.push_back("rank" + std::string(missing.size() > 1 ? "s " : " ") + list + " of world size " +
+                  std::to_string(world) + " not converted: ASTRA-sim needs PREFIX.R.et for every NPU");
+  }
+  return out;
+}
+
 std::string default_output_for(const std::string& input) {
   std::string base = input;
   for (const char* suffix : {".gz", ".json"}) {
@@ -234,7 +314,16 @@ std::string summary_line(const ConvertResult& r) {
   const GraphStats& s = r.stats;
   line += std::to_string(s.written) + " nodes (" + std::to_string(s.collectives) + " collectives, " +
           std::to_string(s.sends) + " sends, " + std::to_string(s.receives) + " receives)";
+  if (s.host_collectives > 0) line += ", " + std::to_string(s.host_collectives) + " from host c10d ops";
   if (s.dropped_dangling > 0) line += ", " + std::to_string(s.dropped_dangling) + " dropped as dangling";
+  if (r.sim.threads > 0) {
+    std::snprintf(time, sizeof time, "%.3f ms", static_cast<double>(r.sim.gap_ns) / 1e6);
+    line += std::string(", ") + time + " of gaps kept";
+    if (r.sim.cost_ns > 0) {
+      std::snprintf(time, sizeof time, "%.3f ms", static_cast<double>(r.sim.cost_ns) / 1e6);
+      line += std::string(", ") + time + " of recording cost taken out";
+    }
+  }
   std::snprintf(time, sizeof time, "%.2f s", r.seconds);
   return line + " -> " + r.output + " (" + time + ")";
 }

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "convert/chakra_graph.h"
+#include "convert/comm_groups.h"
+#include "convert/sim_ready.h"
 #include "link/link_runner.h"
 
 namespace chakrashim::tools::convert {
@@ -21,6 +23,7 @@ struct ConvertJob {
   std::string output;  // the .et
   // Set when the ET+ must be made first: `input` is then link's output.
   std::optional<link::RankJob> link_first;
+  ConvertOptions options;
 };
 
 struct ConvertResult {
@@ -34,6 +37,9 @@ struct ConvertResult {
   std::vector<std::string> link_warnings;
   std::uint64_t nodes_read = 0;
   GraphStats stats;
+  SimReadyStats sim;
+  // From the "## process_group:init ##" node written.
+  std::vector<ProcessGroup> process_groups;
 };
 
 ConvertResult convert_one(const ConvertJob& job, std::atomic<std::uint64_t>* progress = nullptr);
@@ -50,6 +56,19 @@ struct ConvertPlan {
 // through JOB_linked/rank-R.json). Outputs are PREFIX.R.et; `prefix` empty:
 // JOB_et/rank beside the capture's folders.
 ConvertPlan plan_convert(const std::string& dir, const std::string& prefix);
+
+// ASTRA-sim's communicator-group file for a job with more than one process
+// group: PREFIX.comm_groups.json beside the ranks' PREFIX.R.et (from the
+// first converted rank's groups). Returns the line to print ("" when no
+// file is needed); `error` set when it could not be written.
+std::string write_comm_groups(const std::vector<ConvertResult>& results, std::string& error);
+
+// What a simulation of the converted ranks would miss, as warning lines
+// (check's et.no_collectives and et.rank_missing, said at convert time): a
+// world above 1 (the process groups' size, else the ranks converted)
+// without any collective, and ranks below the world size not converted.
+//   "a world of 2 ranks converted without any collective: ASTRA-sim will simulate no communication (...)"
+std::vector<std::string> world_warnings(const std::vector<ConvertResult>& results);
 
 // The .et name for a single ET+ without --output: "linked.0.json.gz" ->
 // "linked.0.et".

@@ -86,6 +86,16 @@ std::string NodeEncoder::head(const HeadFields& f) {
   return n.SerializeAsString();
 }
 
+std::string NodeEncoder::device_tail(std::string_view tail) {
+  pb::Node& n = scratch_->node;
+  n.Clear();
+  if (!n.ParseFromArray(tail.data(), static_cast<int>(tail.size()))) return {};
+  for (pb::Attribute& a : *n.mutable_attr()) {
+    if (a.name() == "is_cpu_op") a.set_bool_val(false);
+  }
+  return n.SerializeAsString();
+}
+
 EtRecordWriter::EtRecordWriter(files::ByteSink& sink) : sink_(sink) { buffer_.reserve(kChunk + 4096); }
 EtRecordWriter::~EtRecordWriter() = default;
 

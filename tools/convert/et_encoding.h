@@ -66,6 +66,10 @@ class NodeEncoder {
   // Collectives carry comm_type; send/recv do not. pg_name only when set.
   std::string comm(std::optional<CollKind> type, std::int64_t size, std::string_view pg_name);
   std::string head(const HeadFields& f);
+  // `tail` with is_cpu_op false: a host collective written as a comm node,
+  // which ASTRA-sim's workload refuses on the CPU ("Comm node should not be
+  // on CPU"). Empty when `tail` does not parse.
+  std::string device_tail(std::string_view tail);
 
  private:
   struct Scratch;

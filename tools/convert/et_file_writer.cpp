@@ -18,8 +18,9 @@ bool write_chakra_et(files::ByteSink& sink, const EtPlus& trace, const ChakraGra
     head.data_deps = &c.data_deps;
     // int(exclusive_dur), zeroed for Optimizer.step as the converter does.
     head.duration_micros = zero_duration_name(n.name) ? 0 : static_cast<std::uint64_t>(n.exclusive_dur);
+    if (c.duration) head.duration_micros = *c.duration;
     const std::string encoded = encoder.head(head);
-    writer.record({encoded, n.tail, c.comm});
+    writer.record({encoded, c.tail.empty() ? std::string_view(n.tail) : std::string_view(c.tail), c.comm});
   }
   return writer.flush();
 }

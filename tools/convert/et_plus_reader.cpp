@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
-#include "common/byte_stream.h"
+#include "files/byte_stream.h"
 #include "common/json_stream_parser.h"
 #include "common/tool_schema.h"
 #include "convert/et_plus_sax.h"
@@ -24,7 +24,7 @@ bool converter_reads_schema(std::string_view schema) {
 namespace {
 
 // Runs the parse; the problem in one line, or "" when the document read.
-std::string parse_with(EtPlusSax& sax, std::streambuf& in, const ByteStream* file) {
+std::string parse_with(EtPlusSax& sax, std::streambuf& in, const files::ByteStream* file) {
   const JsonStreamOutcome parsed = parse_json_stream(in, sax);
   if (file != nullptr && !file->ok()) return "cannot be read: " + file->error() + " (a truncated or damaged gzip file?)";
   if (parsed.stopped) return sax.problem();
@@ -36,7 +36,7 @@ std::string parse_with(EtPlusSax& sax, std::streambuf& in, const ByteStream* fil
   return "";
 }
 
-EtPlusRead read_from(std::streambuf& in, const ByteStream* file) {
+EtPlusRead read_from(std::streambuf& in, const files::ByteStream* file) {
   EtPlusRead result;
   EtPlusSax sax(result.trace);
   result.error = parse_with(sax, in, file);
@@ -48,7 +48,7 @@ EtPlusRead read_from(std::streambuf& in, const ByteStream* file) {
 }  // namespace
 
 EtPlusRead read_et_plus(const std::string& path, std::atomic<std::uint64_t>* progress) {
-  ByteStream::ChunkObserver observer;
+  files::ByteStream::ChunkObserver observer;
   if (progress != nullptr) {
     // Counts file bytes (compressed ones for gzip), as the bar's total does.
     observer = [progress, last = std::uint64_t{0}](std::string_view, std::uint64_t pos) mutable {
@@ -56,7 +56,7 @@ EtPlusRead read_et_plus(const std::string& path, std::atomic<std::uint64_t>* pro
       last = pos;
     };
   }
-  ByteStream stream(path, observer);
+  files::ByteStream stream(path, observer);
   if (!stream.ok()) {
     EtPlusRead result;
     result.error = stream.error();
@@ -69,7 +69,7 @@ EtPlusRead read_et_plus(std::streambuf& in) { return read_from(in, nullptr); }
 
 HostEtRead read_host_et(const std::string& path) {
   HostEtRead result;
-  ByteStream stream(path);
+  files::ByteStream stream(path);
   if (!stream.ok()) {
     result.error = stream.error();
     return result;

@@ -26,6 +26,11 @@ struct EtPlusNode {
   std::string name;
   bool gpu = false;                     // has a "cat" that is not null
   std::int64_t exclusive_dur = 0;       // int() of it, 0 when absent
+  // The linked times in nanoseconds (the ET+'s microsecond text read
+  // exactly), for the timeline durations (sim_ready.h); `timed` when the
+  // node has a "ts".
+  bool timed = false;
+  std::int64_t ts_ns = 0, inclusive_ns = 0, exclusive_ns = 0;
   std::uint64_t inter_thread_dep = 0;   // 0: none (the converter tests truthiness)
   std::string pg_name;                  // "" when absent
   std::optional<std::int64_t> comm_size;  // nullopt: inputs the converter cannot size

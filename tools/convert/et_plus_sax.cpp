@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "common/time_text.h"
 #include "common/tool_schema.h"
 #include "convert/python_repr.h"
 
@@ -45,6 +46,14 @@ bool device_trace_key(std::string_view k) {
 
 }  // namespace
 
+
+std::optional<std::int64_t> EtPlusSax::nanoseconds(const Scalar& v) const {
+  // The microsecond text read exactly (common/time_text.h): link writes
+  // three decimals, so the in-memory join's nanoseconds come back unchanged.
+  if (v.kind == Scalar::Kind::integer) return v.i * 1000;
+  if (v.kind == Scalar::Kind::floating) return micros_text_to_ns(token_);
+  return std::nullopt;
+}
 
 std::string EtPlusSax::who() const {
   if (ns_.id) return "node " + std::to_string(node_.id);
@@ -159,8 +168,14 @@ bool EtPlusSax::node_value(const Scalar& v) {
     if (!d) note("its exclusive_dur is not a number");
     else if (*d < 0) note("its exclusive_dur is negative");
     else node_.exclusive_dur = *d;
+    node_.exclusive_ns = nanoseconds(v).value_or(0);
   } else if (key_ == "inclusive_dur") {
     ++linked_nodes_;
+    node_.inclusive_ns = nanoseconds(v).value_or(0);
+  } else if (key_ == "ts") {
+    const auto ns = nanoseconds(v);
+    node_.timed = ns.has_value();
+    node_.ts_ns = ns.value_or(0);
   } else if (key_ == "inter_thread_dep") {
     ordinary_ = false;
     if (v.kind == K::integer && v.i < 0) note("its inter_thread_dep is negative");

@@ -74,6 +74,7 @@ class EtPlusSax final : public nlohmann::json::json_sax_t {
     return false;
   }
   std::string who() const;
+  std::optional<std::int64_t> nanoseconds(const Scalar& v) const;
   bool scalar(const Scalar& v);
   bool dispatch(const Scalar& v);
   bool top_value(const Scalar& v);

@@ -34,6 +34,10 @@ std::optional<EtPlus> join_linked(HostEtRead& host, const link::LinkPlan& plan, 
       node.exclusive_dur = micros_truncated(t.exclusive);
       if (node.exclusive_dur < 0) return std::nullopt;
       node.inter_thread_dep = t.inter_thread_dep.value_or(0);
+      node.timed = true;
+      node.ts_ns = t.ts;
+      node.inclusive_ns = t.inclusive;
+      node.exclusive_ns = t.exclusive;
       ++linked;
     }
     node.tail = encoder.tail(h.tail);
@@ -55,6 +59,9 @@ std::optional<EtPlus> join_linked(HostEtRead& host, const link::LinkPlan& plan, 
       child.exclusive_dur = micros_truncated(g.dur);
       if (child.exclusive_dur < 0) return std::nullopt;
       child.inter_thread_dep = dep;
+      child.timed = true;
+      child.ts_ns = g.ts;
+      child.inclusive_ns = child.exclusive_ns = g.dur;
       child.comm_size = comm_size;
       const bool with_pg = g.pg_name && child.name.find("ncclDevKernel") != std::string::npos;
       child.pg_name = with_pg ? std::string(device.names.at(*g.pg_name)) : pg_name;

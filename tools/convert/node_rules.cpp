@@ -53,4 +53,9 @@ std::optional<CollKind> collective_kind(std::string_view gpu_name) {
   return std::nullopt;
 }
 
+std::optional<CollKind> host_collective_kind(std::string_view name) {
+  if (name.rfind("c10d::", 0) != 0) return std::nullopt;
+  return collective_kind(name);
+}
+
 }  // namespace chakrashim::tools::convert

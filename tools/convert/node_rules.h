@@ -36,4 +36,10 @@ NodeKind gpu_node_kind(std::string_view gpu_name, std::string_view launcher_name
 // raises ValueError.
 std::optional<CollKind> collective_kind(std::string_view gpu_name);
 
+// A host collective: a c10d op ("c10d::allreduce_", "c10d::_allgather_base_",
+// "c10d::broadcast_", ...) whose type collective_kind gives. Every backend
+// records them, gloo included. nullopt for others (barrier, reduce, gather,
+// scatter, send, recv: ASTRA-sim has no collective for them).
+std::optional<CollKind> host_collective_kind(std::string_view name);
+
 }  // namespace chakrashim::tools::convert

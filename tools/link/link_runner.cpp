@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <istream>
 
-#include "common/byte_stream.h"
+#include "files/byte_stream.h"
 #include "common/capture_scan.h"
 #include "common/chunk_pipe.h"
 #include "common/et_reader.h"
@@ -28,7 +28,7 @@ bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-std::string parse_problem(const std::string& path, const ByteStream& stream, const ParseOutcome& parse) {
+std::string parse_problem(const std::string& path, const files::ByteStream& stream, const ParseOutcome& parse) {
   if (!stream.ok()) return path + ": " + stream.error();
   return path + (parse.truncated ? ": ends early (an unfinished file?): " : ": invalid JSON: ") + parse.error;
 }
@@ -55,7 +55,7 @@ bool kinds_match(const RankJob& job, RankResult& out) {
 
 // First pass over the ET: three numbers per node.
 bool read_host(const RankJob& job, std::vector<HostNode>& nodes, RankResult& out, Identity& id) {
-  ByteStream stream(job.host_path);
+  files::ByteStream stream(job.host_path);
   if (!stream.ok()) {
     out.error = job.host_path + ": " + stream.error();
     return false;
@@ -82,7 +82,7 @@ bool read_host(const RankJob& job, std::vector<HostNode>& nodes, RankResult& out
 }
 
 bool read_device(const RankJob& job, DeviceOps& device, RankResult& out, Identity& id) {
-  ByteStream stream(job.device_path);
+  files::ByteStream stream(job.device_path);
   if (!stream.ok()) {
     out.error = job.device_path + ": " + stream.error();
     return false;
@@ -127,7 +127,7 @@ bool write_output(const RankJob& job, const LinkPlan& plan, const DeviceOps& dev
   }
   WriteOutcome written;
   const auto produce = [&](files::ByteSink& file) {
-    ByteStream stream(job.host_path);
+    files::ByteStream stream(job.host_path);
     if (!stream.ok()) {
       written.error = job.host_path + ": " + stream.error();
       return false;

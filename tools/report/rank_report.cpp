@@ -4,7 +4,7 @@
 #include <istream>
 
 #include "check/rank_check.h"
-#include "common/byte_stream.h"
+#include "files/byte_stream.h"
 #include "common/trace_reader.h"
 #include "report/event_table.h"
 
@@ -57,7 +57,7 @@ RankStats report_rank(const std::string& group, const RankFiles& files, const Ra
   }
   out.device_path = check::display_path(*files.device_path, options.display_root);
   EventTable table;
-  ByteStream stream(*files.device_path, [progress, last = std::uint64_t{0}](std::string_view, std::uint64_t pos) mutable {
+  files::ByteStream stream(*files.device_path, [progress, last = std::uint64_t{0}](std::string_view, std::uint64_t pos) mutable {
     if (progress != nullptr && pos > last) progress->fetch_add(pos - last, std::memory_order_relaxed);
     last = pos;
   });

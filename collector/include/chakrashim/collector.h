@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "chakrashim/events.h"
+#include "chakrashim/immortal.h"
 #include "chakrashim/memory_budget.h"
 
 namespace chakrashim::collector {
@@ -82,6 +83,7 @@ class Collector {
   bool standing_back() const;
 
  private:
+  friend Collector& ::chakrashim::immortal<Collector>();
   Collector() = default;
 };
 

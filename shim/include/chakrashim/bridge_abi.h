@@ -15,7 +15,8 @@
 extern "C" {
 #endif
 
-#define CHAKRASHIM_ABI_VERSION 1u
+/* 2: cuda_home and et_integral_tensors (read at load, not at arm). */
+#define CHAKRASHIM_ABI_VERSION 2u
 
 /* Log levels, as CHAKRA_LOG_LEVEL orders them. */
 enum chakrashim_log_level {
@@ -59,6 +60,8 @@ typedef struct chakrashim_capture_config {
   int on_demand;          /* CHAKRA_ON_DEMAND: windows only when triggered */
   int trigger_signal;     /* CHAKRA_TRIGGER_SIGNAL; 0: none */
   uint64_t trigger_steps; /* CHAKRA_TRIGGER_STEPS */
+  const char* cuda_home;   /* CUDA_HOME, else CUDA_PATH, or NULL */
+  int et_integral_tensors; /* ENABLE_PYTORCH_EXECUTION_TRACE_SAVE_INTEGRAL_TENSOR_* set */
 } chakrashim_capture_config;
 
 /* What the core offers the bridge. */

@@ -13,6 +13,7 @@
 #include "bridge/callbacks.h"
 #include "bridge/capture_lock.h"
 #include "bridge/fork_guard.h"
+#include "chakrashim/immortal.h"
 
 #include <nlohmann/json.hpp>
 
@@ -36,13 +37,7 @@ std::uint64_t Capture::os_tid_cached() { return os_tid(); }
 
 bool Capture::this_thread_holds_lock() { return CaptureLock::held(); }
 
-Capture& Capture::instance() {
-  // Never destroyed: exit hooks and callbacks on other threads may still
-  // reach it while static destructors run.
-  alignas(Capture) static unsigned char storage[sizeof(Capture)];
-  static Capture* capture = new (storage) Capture();
-  return *capture;
-}
+Capture& Capture::instance() { return immortal<Capture>(); }
 
 void Capture::attach(const chakrashim_capture_config& config) {
   CaptureLock lock(mutex_);

@@ -43,6 +43,7 @@
 #include "bridge/trace_files.h"
 #include "bridge/window_scheduler.h"
 #include "chakrashim/bridge_abi.h"
+#include "chakrashim/immortal.h"
 #include "chakrashim/memory_budget.h"
 
 namespace chakrashim::bridge {
@@ -111,6 +112,7 @@ class Capture {
   bool dead() const { return dead_.load(std::memory_order_relaxed); }
 
  private:
+  friend Capture& ::chakrashim::immortal<Capture>();
   Capture() = default;
   void apply(const window::Boundary& b, std::int64_t now_ns, std::uint64_t tid);
   void run_pending_boundary(const at::RecordFunction& fn, std::int64_t end_ns);

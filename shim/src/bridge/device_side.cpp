@@ -26,8 +26,7 @@ bool torch_profiler_running() {
 collector::CollectorConfig DeviceSide::collector_config() const {
   collector::CollectorConfig cc;
   if (config_->cupti_lib) cc.cupti_lib = config_->cupti_lib;
-  if (const char* home = std::getenv("CUDA_HOME")) cc.cuda_home = home;
-  else if (const char* path = std::getenv("CUDA_PATH")) cc.cuda_home = path;
+  if (config_->cuda_home) cc.cuda_home = config_->cuda_home;
   cc.buffer_bytes = config_->cupti_buffers;
   cc.budget = budget_;
   cc.sync_records = config_->cupti_sync != 0;

@@ -19,6 +19,7 @@
 #include <torch/csrc/profiler/util.h>
 
 #include "bridge/torch_version.h"
+#include "chakrashim/immortal.h"
 #include "writers/et_records.h"
 
 namespace chakrashim::bridge {
@@ -330,12 +331,7 @@ void put_value(et::Encoder& e, B& b, const c10::IValue& v) {
 
 // --- EtRecorder --------------------------------------------------------------
 
-EtRecorder& EtRecorder::instance() {
-  // Never destroyed: callbacks may run during exit.
-  alignas(EtRecorder) static unsigned char storage[sizeof(EtRecorder)];
-  static EtRecorder* recorder = new (storage) EtRecorder();
-  return *recorder;
-}
+EtRecorder& EtRecorder::instance() { return immortal<EtRecorder>(); }
 
 // The calling thread's hold on its buffer; hands it back at thread exit.
 struct EtRecorder::Lease {
@@ -457,7 +453,10 @@ bool EtRecorder::commit(ThreadBuffer& b) {
   return true;
 }
 
-void EtRecorder::record_start(const at::RecordFunction& fn) {
+// The frame of both callbacks: the thread's buffer under its lock, one
+// record encoded into its scratch and appended whole, or nothing at all.
+template <typename Encode>
+void EtRecorder::encode_record(Encode&& encode) {
   // Over CHAKRA_MAX_MEMORY: the window is being cut; nothing more is kept.
   if (budget_ && budget_->exhausted()) return;
   ThreadBuffer& b = local();
@@ -466,6 +465,18 @@ void EtRecorder::record_start(const at::RecordFunction& fn) {
   b.scratch.clear();
   et::Encoder e(b.scratch);
   try {
+    encode(e, b);
+    e.close();
+  } catch (...) {
+    // A value torch could not describe either (a sparse tensor's strides):
+    // this op gets no node.
+    return;
+  }
+  commit(b);
+}
+
+void EtRecorder::record_start(const at::RecordFunction& fn) {
+  encode_record([&](et::Encoder& e, ThreadBuffer& b) {
     const auto& op = b.op(fn);
     e.begin(et::RecordKind::start, seq_.fetch_add(1, std::memory_order_relaxed));
     e.u64(fn.handle());
@@ -510,23 +521,11 @@ void EtRecorder::record_start(const at::RecordFunction& fn) {
       e.u32(file);
       e.i64(stream);
     }
-    e.close();
-  } catch (...) {
-    // A value torch could not describe either (a sparse tensor's strides):
-    // this op gets no node.
-    return;
-  }
-  commit(b);
+  });
 }
 
 void EtRecorder::record_end(const at::RecordFunction& fn) {
-  if (budget_ && budget_->exhausted()) return;
-  ThreadBuffer& b = local();
-  std::lock_guard<std::mutex> lock(b.mutex);
-  if (b.caches_stale) b.reset_caches();
-  b.scratch.clear();
-  et::Encoder e(b.scratch);
-  try {
+  encode_record([&](et::Encoder& e, ThreadBuffer& b) {
     e.begin(et::RecordKind::end, seq_.fetch_add(1, std::memory_order_relaxed));
     e.u64(fn.handle());
     e.u64(fn.threadId());
@@ -567,11 +566,7 @@ void EtRecorder::record_end(const at::RecordFunction& fn) {
       for (const auto& a : attrs)
         for (auto v : a) e.u32(v);
     }
-    e.close();
-  } catch (...) {
-    return;
-  }
-  commit(b);
+  });
 }
 
 }  // namespace chakrashim::bridge

@@ -115,6 +115,9 @@ class EtRecorder {
   void release(std::shared_ptr<ThreadBuffer> buffer);
   // Appends the thread's scratch record; false if the budget refused.
   bool commit(ThreadBuffer& b);
+  // Runs encode(Encoder&, ThreadBuffer&) for one record and commits it.
+  template <typename Encode>
+  void encode_record(Encode&& encode);
 
   std::atomic<bool> enabled_{false};
   std::atomic<bool> dead_{false};

@@ -21,9 +21,7 @@ bool HostTrace::choose(const chakrashim_capture_config& config) {
     state_ = "skipped: the job runs its own ExecutionTraceObserver";
   }
   native_ = config.et_native != 0;
-  if (on_ && native_ &&
-      (std::getenv("ENABLE_PYTORCH_EXECUTION_TRACE_SAVE_INTEGRAL_TENSOR_RANGE") ||
-       std::getenv("ENABLE_PYTORCH_EXECUTION_TRACE_SAVE_INTEGRAL_TENSOR_DATA"))) {
+  if (on_ && native_ && config.et_integral_tensors) {
     // Those read tensors' contents inside the op: torch's observer does it.
     log_info("ENABLE_PYTORCH_EXECUTION_TRACE_SAVE_INTEGRAL_TENSOR_* is set: torch's observer records "
              "the Execution Trace instead of chakrashim's (CHAKRA_ET_RECORDER=native)");

@@ -3,7 +3,7 @@
 // ~600 KB blocks in malloc's heap sit between the job's large, short-lived
 // tensor buffers (glibc serves those from the heap once its dynamic mmap
 // threshold has risen) and fragment it: peak RSS grew by about 4x the spans'
-// own size (scripts/bench_memory.py; with MALLOC_MMAP_THRESHOLD_ fixed the
+// own size (scripts/bench/bench_memory.py; with MALLOC_MMAP_THRESHOLD_ fixed the
 // growth was the spans' size alone). Pages of our own cannot do that.
 #pragma once
 

@@ -94,14 +94,8 @@ bool SpanStore::add(ThreadBuffer& b, const SpanRecord& span, bool past_cap) {
   }
   if (new_chunk) chunks.emplace_back().reserve(kChunk);
   CompactSpan c;
+  static_cast<SpanFields&>(c) = span;
   c.name = name;
-  c.tid = span.tid;
-  c.start_ns = span.start_ns;
-  c.end_ns = span.end_ns;
-  c.external_id = span.external_id;
-  c.rf_id = span.rf_id;
-  c.sequence_nr = span.sequence_nr;
-  c.fwd_thread_id = span.fwd_thread_id;
   c.category = span.category;
   if (span.extra_args && !span.extra_args->empty()) {
     b.spans.extras.push_back(*span.extra_args);

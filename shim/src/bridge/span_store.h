@@ -8,7 +8,7 @@
 // names are interned per thread (a few hundred distinct ones). Long-lived
 // small and large blocks of ours in the heap, between the job's short-lived
 // tensor buffers, fragmented it: peak RSS grew by about four times the
-// spans' own size (scripts/bench_memory.py). Now it grows by their size, so
+// spans' own size (scripts/bench/bench_memory.py). Now it grows by their size, so
 // CHAKRA_MAX_MEMORY bounds it.
 #pragma once
 
@@ -29,9 +29,8 @@
 
 namespace chakrashim::bridge {
 
-// One span as stored: what HostSpan holds, with the name interned.
-struct CompactSpan {
-  const std::string* name = nullptr;  // interned, lives as long as the store
+// What a span stored and a span handed over share: copied as one.
+struct SpanFields {
   std::int64_t tid = 0;
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
@@ -39,7 +38,12 @@ struct CompactSpan {
   std::uint64_t rf_id = 0;
   std::int64_t sequence_nr = -1;    // -1: none
   std::uint64_t fwd_thread_id = 0;  // 0: none
-  std::uint32_t extra = 0;          // 1 + index into the thread's extra args, 0: none
+};
+
+// One span as stored: what HostSpan holds, with the name interned.
+struct CompactSpan : SpanFields {
+  const std::string* name = nullptr;  // interned, lives as long as the store
+  std::uint32_t extra = 0;            // 1 + index into the thread's extra args, 0: none
   HostCategory category = HostCategory::cpu_op;
 };
 
@@ -48,15 +52,8 @@ using ExtraArgs = std::vector<std::pair<std::string, std::string>>;
 
 // One span as the op-span callback hands it over: nothing allocated, the
 // name as torch gives it (interned by the store).
-struct SpanRecord {
+struct SpanRecord : SpanFields {
   const char* name = nullptr;
-  std::int64_t tid = 0;
-  std::int64_t start_ns = 0;
-  std::int64_t end_ns = 0;
-  std::uint64_t external_id = 0;
-  std::uint64_t rf_id = 0;
-  std::int64_t sequence_nr = -1;    // -1: none
-  std::uint64_t fwd_thread_id = 0;  // 0: none
   const ExtraArgs* extra_args = nullptr;
   HostCategory category = HostCategory::cpu_op;
 };

@@ -5,6 +5,7 @@
 #include <new>
 
 #include "preload/log.h"
+#include "chakrashim/immortal.h"
 #include "target/target_decision.h"
 
 namespace chakrashim::preload {
@@ -18,12 +19,7 @@ void core_log(int level, const char* message) {
 
 }  // namespace
 
-Session& Session::instance() {
-  // Placement into static storage, never destroyed (see the header).
-  alignas(Session) static unsigned char storage[sizeof(Session)];
-  static Session* session = new (storage) Session();
-  return *session;
-}
+Session& Session::instance() { return immortal<Session>(); }
 
 void Session::start(const chakrashim_stub_view& view) {
   if (state() != State::not_started) return;
@@ -184,6 +180,8 @@ void Session::fill_capture_config() {
   out.on_demand = c.on_demand;
   out.trigger_signal = c.trigger_signal;
   out.trigger_steps = c.trigger_steps;
+  out.cuda_home = c.cuda_home ? c.cuda_home->c_str() : nullptr;
+  out.et_integral_tensors = c.et_integral_tensors;
 }
 
 }  // namespace chakrashim::preload

@@ -207,18 +207,14 @@ class Replay {
           if (c.failed() || !ok) return false;
           storage_id = object_id(storage);
         }
+        // torch's observer: [tensor id, storage id, offset, numel, itemsize, device].
         std::string& v = t.value;
         v = "[";
-        append_uint(v, tensor_id);
-        v += ',';
-        append_uint(v, storage_id);
-        v += ',';
-        append_uint(v, offset);
-        v += ',';
-        append_uint(v, numel);
-        v += ',';
-        append_uint(v, itemsize);
-        v += ",\"";
+        for (const std::uint64_t n : {tensor_id, storage_id, offset, numel, itemsize}) {
+          append_uint(v, n);
+          v += ',';
+        }
+        v += '"';
         append_escaped(v, device);
         v += "\"]";
         return true;

@@ -1,13 +1,13 @@
 #include "writers/json_validate.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <istream>
 #include <vector>
 #include <streambuf>
 #include <nlohmann/json.hpp>
+
+#include "files/byte_stream.h"
 
 namespace chakrashim::writers {
 
@@ -35,34 +35,6 @@ class NullSax : public nlohmann::json_sax<nlohmann::json> {
     return false;
   }
   std::string error;
-};
-
-// A streambuf over zlib's gzread: plain files pass through unchanged, gzip
-// files are inflated as they are read, in bounded memory.
-class GzStreamBuf final : public std::streambuf {
- public:
-  explicit GzStreamBuf(const std::string& path) : file_(gzopen(path.c_str(), "rb")) {}
-  ~GzStreamBuf() override {
-    if (file_) gzclose(file_);
-  }
-  bool is_open() const { return file_ != nullptr; }
-  bool failed() const { return failed_; }
-
- protected:
-  int_type underflow() override {
-    const int n = gzread(file_, buffer_, sizeof buffer_);
-    if (n <= 0) {
-      failed_ = n < 0;
-      return traits_type::eof();
-    }
-    setg(buffer_, buffer_, buffer_ + n);
-    return traits_type::to_int_type(buffer_[0]);
-  }
-
- private:
-  gzFile file_;
-  char buffer_[1 << 16];
-  bool failed_ = false;
 };
 
 // Also collects the "id" of every element of the top-level "nodes" array
@@ -111,11 +83,11 @@ class EtIdSax final : public NullSax {
 
 template <typename Sax>
 std::string parse_with(const std::string& path, Sax& sax) {
-  GzStreamBuf buf(path);
-  if (!buf.is_open()) return "cannot open for reading";
+  files::ByteStream buf(path);
+  if (!buf.ok()) return "cannot open for reading";
   std::istream in(&buf);
   const bool ok = nlohmann::json::sax_parse(in, &sax);
-  if (buf.failed()) return "cannot decompress (corrupt gzip)";
+  if (!buf.ok()) return "cannot decompress (" + buf.error() + ")";
   if (ok) return {};
   return sax.error.empty() ? "not valid JSON" : sax.error;
 }

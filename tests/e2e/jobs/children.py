@@ -16,6 +16,8 @@ import sys
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
+from tiny_training import linear_sgd, train_step
+
 
 def work(n):
     return float(torch.arange(float(n)).sum() + torch.ones(3).mul(2).sum())
@@ -24,13 +26,9 @@ def work(n):
 def main():
     mode = sys.argv[1]
     torch.manual_seed(0)
-    model = torch.nn.Linear(8, 2)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    model, opt = linear_sgd()
     for step in range(8):
-        loss = model(torch.randn(4, 8)).pow(2).mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+        train_step(model, opt, torch.randn(4, 8))
         if step == 3:
             if mode == "spawn_loader":
                 data = TensorDataset(torch.randn(16, 8))

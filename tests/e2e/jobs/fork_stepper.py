@@ -12,18 +12,16 @@ import time
 
 import torch
 
+from tiny_training import linear_sgd, train_step
+
 steps = int(sys.argv[1])
 torch.manual_seed(0)
 torch.set_num_threads(1)
-model = torch.nn.Linear(8, 2)
-opt = torch.optim.SGD(model.parameters(), lr=0.01)
+model, opt = linear_sgd()
 
 
 def step():
-    loss = model(torch.randn(4, 8)).pow(2).mean()
-    opt.zero_grad()
-    loss.backward()
-    opt.step()
+    train_step(model, opt, torch.randn(4, 8))
 
 
 for n in range(steps):

@@ -13,6 +13,8 @@ import threading
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
+from tiny_training import linear_sgd, train_step
+
 epochs = int(sys.argv[1]) if len(sys.argv) > 1 else 50
 torch.manual_seed(0)
 torch.set_num_threads(1)
@@ -36,17 +38,13 @@ class Data(TensorDataset):
 
 
 data = Data(torch.randn(16, 8), torch.randn(16, 2))
-model = torch.nn.Linear(8, 2)
-opt = torch.optim.SGD(model.parameters(), lr=0.01)
+model, opt = linear_sgd()
 steps = 0
 for epoch in range(epochs):
     loader = DataLoader(data, batch_size=8, num_workers=2, multiprocessing_context="fork",
                         persistent_workers=False, timeout=20)
     for x, y in loader:
-        loss = torch.nn.functional.mse_loss(model(x), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+        train_step(model, opt, x, y)
         steps += 1
 stop.set()
 side.join()

@@ -9,6 +9,8 @@ import time
 
 import torch
 
+from tiny_training import backward, linear_sgd
+
 steps = int(sys.argv[1]) if len(sys.argv) > 1 else 6
 torch.set_num_threads(1)
 stop = threading.Event()
@@ -23,13 +25,10 @@ def side_work():
 
 def train():
     torch.manual_seed(0)
-    model = torch.nn.Linear(16, 4)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    model, opt = linear_sgd(16, 4)
     for step in range(steps):
         with torch.profiler.record_function(f"iteration {step}"):
-            loss = model(torch.randn(8, 16)).pow(2).mean()
-            opt.zero_grad()
-            loss.backward()
+            backward(model, opt, torch.randn(8, 16))
         opt.step()
         print(f"step {step}", flush=True)
         time.sleep(0.02)  # lets the side thread run inside every step

@@ -4,6 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <new>
 
 #include "convert/link_steps.h"
@@ -81,6 +87,54 @@ TEST(ConvertLinkSteps, APlanThatThrowsJoinsTheReaderOfTheHostEt) {
   const auto throws = [](const link::RankJob&) -> link::RankPlan { throw std::bad_alloc(); };
   EXPECT_THROW(join_in_memory(job, encoder, read, out, throws), std::bad_alloc);
   EXPECT_FALSE(out.linked);
+}
+
+TEST(ConvertWorld, AWorldWithoutCollectivesAndAMissingRankWarn) {
+  std::vector<ConvertResult> two = {converted(0, 22, true, "/t/0_et/rank.0.et"),
+                                    converted(1, 22, true, "/t/0_et/rank.1.et")};
+  auto warnings = world_warnings(two);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("a world of 2 ranks converted without any collective"), std::string::npos);
+  two[1].stats.collectives = 3;
+  EXPECT_TRUE(world_warnings(two).empty());
+  // Rank 1 of a world of 3 (the process groups' size) left out.
+  two[1].rank = 2;
+  two[0].process_groups = {{"0", "default_pg", {}, 3}};
+  warnings = world_warnings(two);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0], "rank 1 of world size 3 not converted: ASTRA-sim needs PREFIX.R.et for every NPU");
+  EXPECT_TRUE(world_warnings({converted(0, 22, true, "/t/0_et/rank.0.et")}).empty()) << "a world of one";
+}
+
+TEST(ConvertWorld, HostCollectivesInAJobOfManyGroupsWarn) {
+  std::vector<ConvertResult> two = {converted(0, 22, true, "/t/0_et/rank.0.et"),
+                                    converted(1, 22, true, "/t/0_et/rank.1.et")};
+  for (auto& r : two) {
+    r.stats.collectives = r.stats.host_collectives = 3;
+    r.process_groups = {{"0", "default_pg", {}, 2}, {"1", "", {0, 1}, 2}};
+  }
+  const auto warnings = world_warnings(two);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("written for the default group"), std::string::npos) << warnings[0];
+}
+
+TEST(ConvertWorld, TheCommGroupFileOnlyForMoreThanOneGroup) {
+  // Beside the ranks' .et files, in the folder they were written to.
+  const std::string dir = ::testing::TempDir() + "/comm_groups_" + std::to_string(::getpid());
+  ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
+  std::vector<ConvertResult> ranks = {converted(0, 22, true, dir + "/rank.0.et")};
+  ranks[0].process_groups = {{"0", "default_pg", {}, 2}};
+  std::string error;
+  EXPECT_EQ(write_comm_groups(ranks, error), "");
+  ranks[0].process_groups.push_back({"1", "", {0, 1}, 2});
+  const std::string line = write_comm_groups(ranks, error);
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(line, "2 process groups -> " + dir + "/rank.comm_groups.json (ASTRA-sim's --comm-group-configuration)");
+  std::ifstream in(dir + "/rank.comm_groups.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "{\"1\":[0,1]}\n");
+  std::remove((dir + "/rank.comm_groups.json").c_str());
+  std::remove(dir.c_str());
 }
 
 }  // namespace

@@ -42,5 +42,16 @@ TEST(NodeRules, RootsMetadataAndZeroedDurations) {
   EXPECT_FALSE(launcher_is_grandparent("record_param_comms_x"));
 }
 
+TEST(NodeRules, HostCollectiveKindsFromC10dNames) {
+  EXPECT_EQ(host_collective_kind("c10d::allreduce_"), CollKind::all_reduce);
+  EXPECT_EQ(host_collective_kind("c10d::_allgather_base_"), CollKind::all_gather);
+  EXPECT_EQ(host_collective_kind("c10d::reduce_scatter_"), CollKind::reduce_scatter);
+  EXPECT_EQ(host_collective_kind("c10d::alltoall_base_"), CollKind::all_to_all);
+  EXPECT_EQ(host_collective_kind("c10d::broadcast_"), CollKind::broadcast);
+  EXPECT_EQ(host_collective_kind("c10d::barrier"), std::nullopt);
+  EXPECT_EQ(host_collective_kind("c10d::reduce_"), std::nullopt);
+  EXPECT_EQ(host_collective_kind("aten::allreduce_like"), std::nullopt) << "c10d ops only";
+}
+
 }  // namespace
 }  // namespace chakrashim::tools::convert

@@ -20,7 +20,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "support"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "support"))
 
 GNU_TIME = "/usr/bin/time"
 
@@ -80,7 +80,7 @@ def tool_parser(doc, quick_help):
     default CTest's, else the build folder's) and --quick."""
     ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--cli", default=os.environ.get("CHAKRASHIM_TEST_CLI") or
-                    os.path.join(HERE, "..", "build", "tools", "chakrashim"))
+                    os.path.join(HERE, "..", "..", "build", "tools", "chakrashim"))
     ap.add_argument("--quick", action="store_true", help=quick_help)
     return ap
 

@@ -1,5 +1,5 @@
 """A 2-layer MLP trained with DDP over gloo, about 1 ms a step on a CPU:
-scripts/bench_window_end.py times every step of it on every rank.
+scripts/bench/bench_window_end.py times every step of it on every rank.
 
   RANK=R WORLD_SIZE=W MASTER_ADDR=127.0.0.1 MASTER_PORT=P \
       python ddp_steps.py STEPS TIMES_FILE

@@ -1,7 +1,8 @@
+#!/usr/bin/env python3
 """What a window's boundaries cost the training thread of a multi-rank job,
 side by side with the same job without chakrashim (issue #34).
 
-A 2-rank gloo DDP job of about 1 ms a step (scripts/bench_jobs/ddp_steps.py)
+A 2-rank gloo DDP job of about 1 ms a step (scripts/bench/bench_jobs/ddp_steps.py)
 runs with windows of 10 steps repeating every 30 (CHAKRA_START_STEP=10,
 CHAKRA_END_STEP=19, CHAKRA_REPEAT_EVERY=30), and without the shim. Printed,
 per run kind, over every window of every rank of every round:
@@ -28,8 +29,8 @@ import tempfile
 from bench_common import interleaved, job_parser, plain_env
 from chakra_test import start_ranks  # tests/support, on the path by bench_common
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-JOB = os.path.join(ROOT, "scripts", "bench_jobs", "ddp_steps.py")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+JOB = os.path.join(ROOT, "scripts", "bench", "bench_jobs", "ddp_steps.py")
 START, END, EVERY = 10, 19, 30
 
 

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """What recording the Execution Trace costs on the training thread: torch's
 ExecutionTraceObserver against chakrashim's own recorder (CHAKRA_ET_RECORDER,
 docs/et-recorder.md), side by side on the same steps.
@@ -84,7 +85,7 @@ def main():
         return min(statistics.median(r[s] for s in inside) for r in res[kind])
 
     plain, spans, torch_et, native_et = (med(k) for k in KINDS)
-    print(f"ET recorders on scripts/bench_jobs/mlp_loop.py: {rounds} interleaved round(s), "
+    print(f"ET recorders on scripts/bench/bench_jobs/mlp_loop.py: {rounds} interleaved round(s), "
           f"window {args.start}-{args.end}, {ops:.0f} ops a step"
           f"{' [quick mode: not a measurement]' if args.quick else ''}")
     print(f"  step inside the window   plain                    {plain * 1e6:8.1f} us")

@@ -1,9 +1,9 @@
-#include "common/byte_stream.h"
+#include "files/byte_stream.h"
 
 #include <cerrno>
 #include <cstring>
 
-namespace chakrashim::tools {
+namespace chakrashim::files {
 
 namespace {
 // Large enough that zlib and the parser's per-character calls dominate, small
@@ -51,4 +51,4 @@ ByteStream::int_type ByteStream::underflow() {
   return traits_type::to_int_type(*gptr());
 }
 
-}  // namespace chakrashim::tools
+}  // namespace chakrashim::files

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-namespace chakrashim::tools {
+namespace chakrashim::files {
 
 class ByteStream final : public std::streambuf {
  public:
@@ -44,4 +44,4 @@ class ByteStream final : public std::streambuf {
   std::uint64_t bytes_read_ = 0;
 };
 
-}  // namespace chakrashim::tools
+}  // namespace chakrashim::files

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Trigger latency: from `chakrashim trigger` to the first captured step
 (issue #18: at most 2 s plus K steps), on a running on-demand job.
 
@@ -21,7 +22,7 @@ import time
 from bench_common import plain_env
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-JOB = os.path.join(HERE, "..", "tests", "e2e", "jobs", "paced_loop.py")
+JOB = os.path.join(HERE, "..", "..", "tests", "e2e", "jobs", "paced_loop.py")
 
 
 def wait_for(path, timeout):

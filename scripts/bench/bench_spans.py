@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """What recording op spans costs on the training thread, side by side with
 torch.profiler's CPU-only recording of the same steps, and what chakrashim
 costs outside its window (issue: op spans at half of torch.profiler's cost).
@@ -140,7 +141,7 @@ def instructions(args):
     plain = counts["plain"]
     prof = (counts["profiler"] - plain) / n
     spans = (counts["spans"] - plain) / n
-    print(f"op spans on scripts/bench_jobs/mlp_loop.py under callgrind: instructions of {steps} "
+    print(f"op spans on scripts/bench/bench_jobs/mlp_loop.py under callgrind: instructions of {steps} "
           f"steps inside the window, {ops:.0f} ops a step{' [quick mode]' if args.quick else ''}")
     print(f"  plain                  {plain / n:8.0f} instructions/op")
     print(f"  torch.profiler (CPU)   +{prof:7.0f} instructions/op")
@@ -206,7 +207,7 @@ def main():
     plain = med("plain", inside)
     prof = med("profiler", inside)
     spans = med("spans", inside)
-    print(f"op spans on scripts/bench_jobs/mlp_loop.py: {rounds} interleaved round(s), "
+    print(f"op spans on scripts/bench/bench_jobs/mlp_loop.py: {rounds} interleaved round(s), "
           f"window {args.start}-{args.end}, {ops:.0f} ops a step"
           f"{' [quick mode: not a measurement]' if args.quick else ''}")
     print(f"  step inside the window   plain {plain * 1e6:8.1f} us")

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """What a process pays for inheriting LD_PRELOAD=libchakrashim.so.
 
 Runs each program under three environments, interleaved run by run so that

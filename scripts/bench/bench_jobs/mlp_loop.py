@@ -15,7 +15,7 @@ callback, the floor of any recorder built on them; --floor-mode 1: also
 two more as the native ET recorder registers its own; 2: one that sees
 inputs and outputs, the least any ET recorder on them needs).
 With --region, calls LIB's region_start before step A and region_stop after
-step B (callgrind's client requests: scripts/bench_jobs/callgrind_region.c).
+step B (callgrind's client requests: scripts/bench/bench_jobs/callgrind_region.c).
 """
 import argparse
 import ctypes

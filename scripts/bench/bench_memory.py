@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Peak memory under CHAKRA_MAX_MEMORY: the bundled example with a window far
 larger than the cap, against the same run without the shim and against a
 run with the same window and no cap worth the name.
@@ -15,7 +16,7 @@ import tempfile
 
 from bench_common import plain_env
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLE = os.path.join(ROOT, "examples", "train_tiny.py")
 
 

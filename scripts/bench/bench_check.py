@@ -10,7 +10,7 @@ The golden pair (docs/trace-format.md, "Golden pair"; not in the repository:
 temporary folder first, so the figures are for plain JSON. Prints figures
 only; never fails on them.
 
-Peak RSS as scripts/bench_common.py measures it (GNU time when present,
+Peak RSS as scripts/bench/bench_common.py measures it (GNU time when present,
 else os.wait4's upper bound). The `--version` row is the floor of either
 method.
 """

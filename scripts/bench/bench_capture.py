@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Training-step cost of chakrashim on the bundled example, side by side with
 no shim and with NeMo ModelPT's in-script way (torch.profiler with an
 ExecutionTraceObserver), in interleaved runs.
@@ -20,7 +21,7 @@ import tempfile
 
 from bench_common import plain_env
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLE = os.path.join(ROOT, "examples", "train_tiny.py")
 
 

@@ -1,0 +1,208 @@
+#include "convert/sim_ready.h"
+
+#include <algorithm>
+#include <limits>
+#include <unordered_map>
+#include <vector>
+
+#include "convert/node_rules.h"
+
+namespace chakrashim::tools::convert {
+
+namespace {
+
+constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+
+class SimReady {
+ public:
+  SimReady(const EtPlus& trace, ChakraGraph& graph, NodeEncoder& encoder, SimReadyStats& stats)
+      : nodes_(trace.nodes), graph_(graph), encoder_(encoder), stats_(stats) {
+    index_.reserve(nodes_.size());
+    for (std::uint32_t i = 0; i < nodes_.size(); ++i) index_.emplace(nodes_[i].id, i);
+  }
+
+  void drop_missing_ctrl_deps();
+  void metadata_as_compute();
+  bool host_collectives();
+  void timeline(std::int64_t op_cost_ns);
+
+ private:
+  using Extra = std::unordered_map<std::uint32_t, std::int64_t>;
+  std::unordered_map<std::uint32_t, std::vector<ChakraNode*>> host_threads();
+  void add_gaps(std::uint32_t root, const std::vector<ChakraNode*>& list, Extra& extra);
+  void take_costs(std::uint32_t root, const std::vector<ChakraNode*>& list, std::int64_t op_cost_ns, Extra& extra);
+  std::uint32_t find(std::uint64_t id) const {
+    const auto it = index_.find(id);
+    return it == index_.end() ? kNone : it->second;
+  }
+  std::uint32_t parent_of(std::uint32_t i) const { return nodes_[i].parent ? find(*nodes_[i].parent) : kNone; }
+  std::uint32_t thread_root(std::uint32_t i, std::vector<std::uint32_t>& memo) const;
+
+  const std::vector<EtPlusNode>& nodes_;
+  ChakraGraph& graph_;
+  NodeEncoder& encoder_;
+  SimReadyStats& stats_;
+  std::unordered_map<std::uint64_t, std::uint32_t> index_;
+};
+
+void SimReady::metadata_as_compute() {
+  for (ChakraNode& c : graph_.nodes) {
+    if (c.kind != NodeKind::metadata) continue;
+    c.kind = NodeKind::comp;
+    ++graph_.stats.metadata_as_comp;
+  }
+}
+
+void SimReady::drop_missing_ctrl_deps() {
+  std::vector<std::uint8_t> written(nodes_.size(), 0);
+  for (const ChakraNode& c : graph_.nodes) written[c.index] = 1;
+  for (ChakraNode& c : graph_.nodes) {
+    if (!c.ctrl_dep) continue;
+    const std::uint32_t k = find(*c.ctrl_dep);
+    if (k != kNone && written[k]) continue;
+    c.ctrl_dep.reset();
+    ++graph_.stats.ctrl_deps_dropped;
+  }
+}
+
+bool SimReady::host_collectives() {
+  // NCCL kernels already are the rank's communication: its c10d ops are
+  // only their launchers then.
+  const GraphStats& s = graph_.stats;
+  if (s.collectives + s.sends + s.receives > 0) return true;
+  for (ChakraNode& c : graph_.nodes) {
+    const EtPlusNode& n = nodes_[c.index];
+    if (c.kind != NodeKind::comp || n.gpu) continue;
+    const auto type = host_collective_kind(n.name);
+    // No bytes, no collective to simulate (an empty bucket): left as compute.
+    if (!type || !n.comm_size || *n.comm_size <= 0) continue;
+    std::string tail = encoder_.device_tail(n.tail);
+    if (tail.empty()) {
+      graph_.error = "node " + std::to_string(n.id) + " (" + n.name + "): its attributes do not parse";
+      return false;
+    }
+    c.kind = NodeKind::comm_coll;
+    c.comm = encoder_.comm(type, *n.comm_size, n.pg_name);
+    c.tail = std::move(tail);
+    ++graph_.stats.collectives;
+    ++graph_.stats.host_collectives;
+    ++stats_.groups[n.pg_name.empty() ? std::string("0") : n.pg_name];
+  }
+  return true;
+}
+
+std::uint32_t SimReady::thread_root(std::uint32_t i, std::vector<std::uint32_t>& memo) const {
+  // Up the parent chain to the first thread root; every node passed on the
+  // way gets the answer, so each chain is walked once. A chain that loops
+  // or ends without a root has none.
+  std::vector<std::uint32_t> path;
+  std::uint32_t cur = i, root = kNone;
+  while (cur != kNone) {
+    if (memo[cur] != kNone - 1) {
+      root = memo[cur];
+      break;
+    }
+    if (is_root_name(nodes_[cur].name)) {
+      root = cur;
+      break;
+    }
+    if (path.size() > nodes_.size()) break;
+    path.push_back(cur);
+    cur = parent_of(cur);
+  }
+  for (const std::uint32_t p : path) memo[p] = root;
+  if (cur != kNone && memo[cur] == kNone - 1) memo[cur] = root;
+  return root;
+}
+
+std::unordered_map<std::uint32_t, std::vector<ChakraNode*>> SimReady::host_threads() {
+  // The host nodes written, per thread root, in id order (graph order): the
+  // walk order that chains them by data deps.
+  std::vector<std::uint32_t> memo(nodes_.size(), kNone - 1);  // kNone - 1: not known yet
+  std::unordered_map<std::uint32_t, std::vector<ChakraNode*>> threads;
+  for (ChakraNode& c : graph_.nodes) {
+    if (nodes_[c.index].gpu) continue;
+    const std::uint32_t root = thread_root(c.index, memo);
+    if (root != kNone) threads[root].push_back(&c);
+  }
+  return threads;
+}
+
+void SimReady::add_gaps(std::uint32_t root, const std::vector<ChakraNode*>& list, Extra& extra) {
+  // The gap before a top-level op: from the latest end of the top-level ops
+  // before it (by start) to its start; none before the first.
+  std::vector<const EtPlusNode*> top;
+  for (const ChakraNode* c : list) {
+    const EtPlusNode& n = nodes_[c->index];
+    if (n.timed && parent_of(c->index) == root) top.push_back(&n);
+  }
+  std::stable_sort(top.begin(), top.end(), [](const EtPlusNode* a, const EtPlusNode* b) { return a->ts_ns < b->ts_ns; });
+  std::int64_t end = 0;  // the latest end so far
+  for (std::size_t k = 0; k < top.size(); ++k) {
+    const EtPlusNode& n = *top[k];
+    if (k > 0 && n.ts_ns > end) {
+      extra[static_cast<std::uint32_t>(&n - nodes_.data())] += n.ts_ns - end;
+      stats_.gap_ns += static_cast<std::uint64_t>(n.ts_ns - end);
+    }
+    end = k == 0 ? n.ts_ns + n.inclusive_ns : std::max(end, n.ts_ns + n.inclusive_ns);
+  }
+}
+
+void SimReady::take_costs(std::uint32_t root, const std::vector<ChakraNode*>& list, std::int64_t op_cost_ns,
+                          Extra& extra) {
+  // Each timed op's recording cost, taken where it lands: its parent's
+  // exclusive time, or the gap before it for a top-level op.
+  for (const ChakraNode* c : list) {
+    if (!nodes_[c->index].timed) continue;
+    const std::uint32_t p = parent_of(c->index);
+    extra[p == root ? c->index : p] -= op_cost_ns;
+    stats_.cost_ns += static_cast<std::uint64_t>(op_cost_ns);
+  }
+}
+
+void SimReady::timeline(std::int64_t op_cost_ns) {
+  for (auto& [root, list] : host_threads()) {
+    Extra extra;  // node index -> ns before its own time (gap less costs)
+    add_gaps(root, list, extra);
+    if (op_cost_ns > 0) take_costs(root, list, op_cost_ns, extra);
+    // A comm node's time is the network's: what lands on one goes to the
+    // next host node instead.
+    MicrosCarry carry;
+    std::int64_t pending = 0;
+    for (ChakraNode* c : list) {
+      const EtPlusNode& n = nodes_[c->index];
+      if (const auto e = extra.find(c->index); e != extra.end()) pending += e->second;
+      if (c->kind == NodeKind::comm_coll) continue;
+      c->duration = carry.add((n.timed ? std::max<std::int64_t>(n.exclusive_ns, 0) : 0) + pending);
+      pending = 0;
+    }
+    ++stats_.threads;
+  }
+}
+
+}  // namespace
+
+std::uint64_t MicrosCarry::add(std::int64_t ns) {
+  total_ns_ += ns;
+  const std::uint64_t reached = total_ns_ > 0 ? static_cast<std::uint64_t>((total_ns_ + 500) / 1000) : 0;
+  const std::uint64_t out = reached > written_us_ ? reached - written_us_ : 0;
+  written_us_ += out;
+  return out;
+}
+
+bool make_sim_ready(const EtPlus& trace, ChakraGraph& graph, NodeEncoder& encoder, const ConvertOptions& options,
+                    SimReadyStats* stats) {
+  if (options.chakra_exact || !graph.ok) return graph.ok;
+  SimReadyStats local;
+  SimReady pass(trace, graph, encoder, stats ? *stats : local);
+  pass.drop_missing_ctrl_deps();
+  pass.metadata_as_compute();
+  if (!pass.host_collectives()) {
+    graph.ok = false;
+    return false;
+  }
+  if (options.gaps) pass.timeline(options.op_cost_ns);
+  return true;
+}
+
+}  // namespace chakrashim::tools::convert

@@ -1,0 +1,72 @@
+// What `chakrashim convert` changes, by default, in the graph that
+// chakra_converter's rules build (chakra_graph.h), so that ASTRA-sim runs it
+// and runs it as the job ran (issue #36). `--chakra-exact` skips all of it
+// and writes Chakra's bytes.
+//   1. Feeder-valid: a ctrl dep on a node that is not written is removed.
+//      The converter drops the process root as dangling but keeps the
+//      thread roots' ctrl deps on it, and ASTRA-sim's feeder then stops:
+//      "Node 0 in ctrl_dep graph, but not found in index".
+//      And the "## process_group:init ##" node is written as COMP, not
+//      METADATA: ASTRA-sim's Statistics::get_operator_type asserts on a
+//      METADATA node ("Invalid node_type"); its process groups go to the
+//      communicator-group file instead (comm_groups.h).
+//   2. Host collectives: a rank with no NCCL kernel (gloo, any CPU capture)
+//      gets its c10d collectives (node_rules.h host_collective_kind) as
+//      COMM_COLL nodes: comm_type, comm_size (the tensors' bytes), pg_name
+//      when known, and is_cpu_op false (ASTRA-sim refuses comm on the CPU).
+//   3. Timeline durations (`gaps`, on by default): on each host thread the
+//      time between top-level ops (Python, the data loader, the optimizer's
+//      bookkeeping: mlcommons/chakra#220) is folded into the following
+//      top-level op, and durations come from exact nanoseconds, rounded so
+//      that a thread's durations add up to its captured time within 1 us
+//      (int() per node loses up to 1 us a node). Optimizer.step keeps its
+//      own exclusive time (the converter zeroes it).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "convert/chakra_graph.h"
+#include "convert/et_encoding.h"
+#include "convert/et_plus_reader.h"
+
+namespace chakrashim::tools::convert {
+
+struct ConvertOptions {
+  bool chakra_exact = false;  // Chakra's output, byte for byte: nothing below
+  bool gaps = true;           // 3. above
+  // The recorder's own cost per recorded op, in ns (--op-cost-ns; 0: none).
+  // With gaps, each op's cost is taken from where it lands, outside the
+  // op's own span: its parent's exclusive time, or the gap before a
+  // top-level op. A thread's total then shrinks by the cost times its ops.
+  std::int64_t op_cost_ns = 0;
+};
+
+struct SimReadyStats {
+  std::uint64_t gap_ns = 0;    // folded in, all threads
+  std::uint64_t threads = 0;   // host threads given timeline durations
+  std::uint64_t cost_ns = 0;   // recording cost taken out (op_cost_ns x ops)
+  // Process groups the host collectives name, with their node count.
+  std::map<std::string, std::uint64_t> groups;
+};
+
+// False (and `error`) only when a host collective cannot be encoded.
+bool make_sim_ready(const EtPlus& trace, ChakraGraph& graph, NodeEncoder& encoder, const ConvertOptions& options,
+                    SimReadyStats* stats = nullptr);
+
+// The rounding of 3.: each node's duration is the whole microseconds the
+// running total reaches after it, less what was written before; a negative
+// part (a recording cost above the time it lands on) is taken from later.
+//   ns 400, 400, 400 -> us 0, 1, 0 (1.2 us in all -> 1)
+//   ns 3000, -1500, 1000 -> us 3, 0, 0 (2.5 us in all -> 3, at most)
+class MicrosCarry {
+ public:
+  std::uint64_t add(std::int64_t ns);
+
+ private:
+  std::int64_t total_ns_ = 0;
+  std::uint64_t written_us_ = 0;
+};
+
+}  // namespace chakrashim::tools::convert
