@@ -86,6 +86,28 @@ if [ -f "$deps/cupti-cu13/nvidia/cu13/include/cupti_activity.h" ] \
   cmake_args+=(-DCHAKRA_CUPTI_INCLUDE_DIR="$deps/cupti-cu13/nvidia/cu13/include")
 fi
 
+# --- Holistic Trace Analysis ------------------------------------------------------
+# tools.hta and the README's HTA block run HTA 0.5.0 on our captures. It
+# lives in its own virtual environment, .deps/hta, so its packages never
+# reach the job's Python: its wheel asks for jupyterlab and pytest, which
+# none of its analyses import, so it is installed without them, beside the
+# libraries it does import (pandas below 3: 0.5.0 predates pandas 3).
+# Only the tests need it: where it cannot be installed, setup goes on and
+# tools.hta says so.
+hta=$deps/hta
+mkdir -p "$deps"
+if ! "$hta/bin/python" -c 'import hta.trace_analysis' 2>/dev/null; then
+  log "installing HolisticTraceAnalysis==0.5.0 into $hta"
+  # pip's output goes to a log: it calls the two requirements left out an
+  # "ERROR" (a dependency conflict) even when all went well.
+  { "$python" -m venv "$hta" &&
+    "$hta/bin/python" -m pip install -q --no-deps HolisticTraceAnalysis==0.5.0 &&
+    "$hta/bin/python" -m pip install -q 'pandas>=2.2,<3' 'numpy>=1.26' 'plotly>=5.11' \
+      'networkx>=3.1' 'pydot>=1.3' ijson pyyaml psutil &&
+    "$hta/bin/python" -c 'import hta.trace_analysis'; } >"$deps/hta-install.log" 2>&1 ||
+    log "warning: HTA was not installed (tools.hta and the README's HTA block will fail): $deps/hta-install.log"
+fi
+
 # --- build and install ----------------------------------------------------------
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)

@@ -6,7 +6,7 @@ Every shell block of README.md carries a mark (readme_blocks.py says which):
   `set -eo pipefail`, from a folder laid out like a checkout after
   `scripts/setup.sh`: build/prefix is this build, installed there by
   `cmake --install`; examples/ is the source's; `python` is the build's
-  interpreter. Variables that a block only sets (`PREFIX=...`) stay set for
+  interpreter; hta/ is the HTA environment scripts/setup.sh makes. Variables that a block only sets (`PREFIX=...`) stay set for
   the next blocks, as in a terminal. A block passes when it exits 0, prints no
   `[chakrashim ...] error:`/`warning:` line, and, when it runs a capture
   (CHAKRA_PROFILE=1 or chakra-run), prints the `captured steps` line.
@@ -158,6 +158,11 @@ class RunBlocks(unittest.TestCase):
         bin_dir = os.path.join(cls.root, "bin")
         os.mkdir(bin_dir)
         os.symlink(ct.PYTHON, os.path.join(bin_dir, "python"))
+        # hta/: the README's own HTA environment, as the user made it; here
+        # the one scripts/setup.sh makes (.deps/hta, HolisticTraceAnalysis 0.5.0).
+        hta_python = os.environ.get("CHAKRASHIM_TEST_HTA_PYTHON", "")
+        if os.path.exists(hta_python):
+            os.symlink(os.path.dirname(os.path.dirname(hta_python)), os.path.join(cls.root, "hta"))
         cls.env = ct.clean_env(PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""))
 
     def test_run_blocks_in_order(self):

@@ -43,12 +43,19 @@ class Span:
         self.step = extra.pop("step", None)
 
 
+# A span of each phase (docs/report.md, "Step phases"), for slow steps.
+PHASE_SPANS = {"data": "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+               "backward": "AddmmBackward0", "communication": "c10d::allreduce_"}
+
+
 class RankCapture:
     """One rank's pair, as Python data until written."""
 
     def __init__(self, rank=0, world_size=1, steps=(3, 4), gpu=False, ranks_filter=None, slow=None, pid=PID):
         """slow: {step: extra ns}: those steps run longer, in time outside
-        any op at their end (later steps move later). pid: the process's,
+        any op at their end (later steps move later); or {step: (extra ns,
+        phase)}: longer by a span of that phase (PHASE_SPANS) before the
+        optimizer step. pid: the process's,
         in the ET and on its host events (ranks of one job differ in it)."""
         self.rank, self.world_size, self.steps, self.gpu = rank, world_size, list(steps), gpu
         self.pid = pid
@@ -69,8 +76,10 @@ class RankCapture:
         self._corr = 100
         t0 = 1_000_000
         for n in self.steps:
-            extra = (slow or {}).get(n, 0)
-            self._add_step(n, t0, extra)
+            extra, phase = (slow or {}).get(n, 0), None
+            if isinstance(extra, tuple):
+                extra, phase = extra
+            self._add_step(n, t0, extra, phase)
             t0 += 1_000_000 + extra
         for span in self.spans:
             if span.pid == PID:  # host events; GPU events carry the device's
@@ -95,7 +104,7 @@ class RankCapture:
                    args={"device": 0, "stream": 7, "correlation": self._corr})
         self.spans += [launch, gpu]
 
-    def _add_step(self, n, t0, extra=0):
+    def _add_step(self, n, t0, extra=0, phase=None):
         ext = self._ids()
         self.spans.append(Span("user_annotation", "ProfilerStep#%d" % n, t0, t0 + 900_000 + extra, ext=ext, step=n))
         linear = self._op("cpu_op", "aten::linear", t0 + 10_000, t0 + 300_000, None)
@@ -105,9 +114,13 @@ class RankCapture:
         copy = self._op("cpu_op", "aten::copy_", t0 + 310_000, t0 + 400_000, None)
         if self.gpu:
             self._launch(copy, "cudaMemcpyAsync", "gpu_memcpy", t0 + 320_000)
-        opt = self._op("user_annotation", "Optimizer.step#SGD.step", t0 + 500_000, t0 + 900_000, None,
-                       marker=True)
-        self._op("cpu_op", "aten::add_", t0 + 510_000, t0 + 600_000, opt)
+        shift = 0
+        if phase:
+            self._op("cpu_op", PHASE_SPANS[phase], t0 + 400_000, t0 + 400_000 + extra, None)
+            shift = extra
+        opt = self._op("user_annotation", "Optimizer.step#SGD.step", t0 + 500_000 + shift, t0 + 900_000 + shift,
+                       None, marker=True)
+        self._op("cpu_op", "aten::add_", t0 + 510_000 + shift, t0 + 600_000 + shift, opt)
 
     # --- the ET -------------------------------------------------------------
     def et_nodes(self):

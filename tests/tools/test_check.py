@@ -310,8 +310,9 @@ class WarningFixtures(CheckCase):
         cap = RankCapture(0)
         cap.meta["device_trace"]["cupti"] = "ok"
         self.assert_warning([self.write([cap])], "link.host_only",
-                            text="Chakra's own linker (chakra_trace_link) will refuse this pair: HTA fails "
-                                 "with KeyError 'cuda_runtime'; use chakrashim link")
+                            text="Chakra's own linker (chakra_trace_link) will refuse this pair (the HTA "
+                                 "parser inside it fails with KeyError 'cuda_runtime'); use chakrashim link. "
+                                 "HTA's own GPU breakdowns need GPU events (docs/report.md)")
 
     def test_schema_the_converter_refuses(self):
         cap = RankCapture(0, gpu=True)

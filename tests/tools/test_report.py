@@ -245,6 +245,61 @@ class ReportCase(unittest.TestCase):
         return page
 
 
+# --- step phases and communication wait, recomputed ----------------------------
+PHASES = ("forward", "backward", "optimizer", "data", "communication", "other")
+
+
+def span_role(name):
+    """docs/report.md, "Step phases": what a span's name marks."""
+    if name.startswith(("Optimizer.step#", "Optimizer.zero_grad#")):
+        return "optimizer"
+    if name.startswith("enumerate(DataLoader)#"):
+        return "data"
+    if name.startswith(("c10d::", "nccl:", "gloo:")) or name == "record_param_comms":
+        return "communication"
+    if re.search(r"[A-Za-z0-9_]Backward\d+$", name) or name == "torch::autograd::AccumulateGrad" \
+            or name.startswith("autograd::engine::evaluate_function: "):
+        return "backward"
+    return None
+
+
+def reference_phases(path):
+    """Per step: {phase: ns} on the stepping thread, by asking of every
+    stretch between two span edges which spans cover it (not a sweep, as
+    the tool does); and the stepping thread's outermost collectives."""
+    events = load(path)["traceEvents"]
+    spans = [(e["pid"], e["tid"], ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]), e["name"]) for e in events
+             if e.get("ph") == "X" and e.get("cat") in HOST_CATS and "dur" in e]
+    steps = Reference(path).steps
+    phases, collectives = {}, []
+    for n, (start, end, thread) in sorted(steps.items()):
+        mine = [(max(s, start), min(e, end), span_role(name), s, e, name) for p, t, s, e, name in spans
+                if (p, t) == thread and span_role(name) and e > start and s < end]
+        bwd = [(s, e) for s, e, role, *_ in mine if role == "backward"]
+        opt = [s for s, e, role, *_ in mine if role == "optimizer"]
+        fwd_end = min(s for s, _ in bwd) if bwd else min(opt + [end])
+        edges = sorted({start, end, fwd_end} | {x for s, e, *_ in mine for x in (s, e)})
+        got = dict.fromkeys(PHASES, 0)
+        for a, b in zip(edges, edges[1:]):
+            if not start <= a < b <= end:
+                continue
+            covering = {role for s, e, role, *_ in mine if s <= a and b <= e}
+            in_bwd = bool(bwd) and min(s for s, _ in bwd) <= a and b <= max(e for _, e in bwd)
+            for phase in ("communication", "optimizer", "data"):
+                if phase in covering:
+                    break
+            else:
+                phase = "backward" if in_bwd else "forward" if a < fwd_end else "other"
+            got[phase] += b - a
+        phases[n] = got
+        outer_end = None
+        for s, e, role, s0, e0, name in sorted(mine, key=lambda x: x[3]):
+            if role == "communication" and (outer_end is None or s0 >= outer_end):
+                collectives.append((n, s0, e0, name))
+                outer_end = e0
+    return phases, collectives
+
+
 # --- a real 2-rank capture over gloo ------------------------------------------
 @unittest.skipUnless(ct.WITH_TORCH and os.environ.get("CHAKRASHIM_TEST_PRELOAD"),
                      "needs torch and the preload (CHAKRA_WITH_TORCH)")
@@ -305,12 +360,109 @@ class RealGlooCapture(ReportCase):
                 self.assertEqual(line.group(1), "%.3f" % (s["dur_ns"] / 1e6))
         self.assert_html(html, gpu=False)
 
+    def test_phases_and_communication_wait_match_the_trace(self):
+        """Issue #37: each step's phases add up to it, as recomputed here; each
+        rank's time waiting in collectives for the last rank to arrive."""
+        group = report_json(self.root)["groups"][0]
+        refs = {r: reference_phases(p) for r, p in self.devices.items()}
+        for rank_doc in group["ranks"]:
+            phases, _ = refs[rank_doc["rank"]]
+            for s in rank_doc["steps"]:
+                got = {k[:-3]: v for k, v in s["phases"].items()}
+                self.assertEqual(got, phases[s["step"]], (rank_doc["rank"], s["step"]))
+                self.assertEqual(sum(got.values()), s["dur_ns"])
+                # DDP over gloo: every step has all of these on the stepping thread.
+                for phase in ("forward", "backward", "optimizer", "communication"):
+                    self.assertGreater(got[phase], 0, (rank_doc["rank"], s["step"], phase))
+        waits = group["communication_wait"]
+        self.assertTrue(waits["matched"], waits)
+        colls = {r: refs[r][1] for r in (0, 1)}
+        self.assertEqual([n for _, _, _, n in colls[0]], [n for _, _, _, n in colls[1]])
+        self.assertGreaterEqual(len(colls[0]), 3, "one gradient all-reduce a step at least")
+        want = {r: {"waiting": 0, "last": 0, "in": 0, "steps": collections.Counter()} for r in (0, 1)}
+        for a, b in zip(colls[0], colls[1]):
+            last = 1 if b[1] > a[1] else 0
+            want[last]["last"] += 1
+            for r, c in ((0, a), (1, b)):
+                waited = max(0, min(max(a[1], b[1]) - c[1], c[2] - c[1]))
+                want[r]["waiting"] += waited
+                want[r]["in"] += c[2] - c[1]
+                want[r]["steps"][c[0]] += waited
+        for w in waits["ranks"]:
+            mine = want[w["rank"]]
+            self.assertEqual((w["collectives"], w["arrived_last"], w["waiting_ns"], w["in_collectives_ns"]),
+                             (len(colls[w["rank"]]), mine["last"], mine["waiting"], mine["in"]))
+            self.assertEqual({x["step"]: x["waiting_ns"] for x in w["waiting_by_step"]}, dict(mine["steps"]))
+        r = report(self.root)
+        self.assertIn("phases on the stepping thread, ms (they add up to the step):", r.stdout)
+        self.assertRegex(r.stdout, r"(?m)^communication wait: the stepping thread's time in collectives")
+        for w in waits["ranks"]:
+            self.assertRegex(r.stdout, r"(?m)^  %d +%d +%d +%s +%s  " % (
+                w["rank"], w["collectives"], w["arrived_last"], re.escape("%.3f" % (w["in_collectives_ns"] / 1e6)),
+                re.escape("%.3f" % (w["waiting_ns"] / 1e6))))
+        # The job's record_function scopes next to its ops: DDP names its forward.
+        for rank_doc in group["ranks"]:
+            events = [e for e in load(self.devices[rank_doc["rank"]])["traceEvents"]
+                      if e.get("cat") == "user_annotation" and e.get("name") == "DistributedDataParallel.forward"]
+            scopes = {s["name"]: s for s in rank_doc["top_scopes"]}
+            self.assertEqual(set(scopes), {"DistributedDataParallel.forward"}, rank_doc["top_scopes"])
+            self.assertEqual(scopes["DistributedDataParallel.forward"]["calls"], len(events))
+            self.assertEqual(scopes["DistributedDataParallel.forward"]["total_ns"], sum(ns(e["dur"]) for e in events))
+        self.assertRegex(r.stdout, r"(?m)^ +[0-9.]+ +%d  DistributedDataParallel.forward$" % len(events))
+        html = os.path.join(self.root, "phases.html")
+        self.assertEqual(report(self.root, "--html", html).returncode, 0)
+        with open(html) as f:
+            page = f.read()
+        self.assertIn("<h2>Step phases</h2>", page)
+        self.assertIn("<h2>Communication wait</h2>", page)
+        self.assertIn("<th>communication ms</th>", page)
+
     def test_timeline_rank_and_step_can_be_chosen(self):
         html = os.path.join(self.root, "r1.html")
         r = report(self.root, "--html", html, "--timeline-rank", "1", "--timeline-step", "3")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("<h2>Step 3 of rank 1</h2>", self.assert_html(html, gpu=False))
         self.assertEqual(report(self.root, "--html", html, "--timeline-rank", "7").returncode, 2)
+
+
+# --- the bundled example ----------------------------------------------------------
+@unittest.skipUnless(ct.WITH_TORCH and os.environ.get("CHAKRASHIM_TEST_PRELOAD"),
+                     "needs torch and the preload (CHAKRA_WITH_TORCH)")
+class BundledExample(ReportCase):
+    """examples/train_tiny.py, the README's job: a DataLoader, AdamW, a
+    transformer encoder. Issue #37: the report says where its steps went."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="chakra-report-tiny-")
+        cls.root = cls.tmp.name
+        env = ct.clean_env(LD_PRELOAD=os.environ["CHAKRASHIM_TEST_PRELOAD"], CHAKRA_PROFILE=1, CHAKRA_EXIT_TIMEOUT=300,
+                           CHAKRA_TRACE_DIR=cls.root, CHAKRA_START_STEP=1, CHAKRA_END_STEP=2)
+        cls.job = ct.run([ct.PYTHON, os.path.join(ct.SOURCE_DIR, "examples", "train_tiny.py"), "--steps", "3"],
+                         env=env, timeout=600)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_phases_add_up_to_each_step(self):
+        self.assertEqual(self.job.returncode, 0, self.job.stderr)
+        device = os.path.join(self.root, "0_kineto", "rank-0.json")
+        (rank_doc,) = report_json(self.root)["groups"][0]["ranks"]
+        phases, _ = reference_phases(device)
+        self.assertEqual([s["step"] for s in rank_doc["steps"]], [1, 2])
+        for s in rank_doc["steps"]:
+            got = {k[:-3]: v for k, v in s["phases"].items()}
+            self.assertEqual(got, phases[s["step"]])
+            self.assertLessEqual(abs(sum(got.values()) - s["dur_ns"]), 0.05 * s["dur_ns"])
+            for phase in ("forward", "backward", "optimizer", "data"):
+                self.assertGreater(got[phase], 0, (s["step"], phase))
+            self.assertEqual(got["communication"], 0, "one process: no collectives")
+        r = report(self.root)
+        self.assertRegex(r.stdout, r"(?m)^  step +forward +backward +optimizer +data +communication +other$")
+        self.assertNotIn("communication wait", r.stdout, "one rank waits for nobody")
+        self.assertEqual(rank_doc["top_scopes"], [], "the example names no scope of its own")
+        self.assertNotIn("record_function scopes", r.stdout)
 
 
 # --- GPU-shaped captures --------------------------------------------------------
@@ -508,9 +660,12 @@ class Page(ReportCase):
 
 
 def slow_capture(root):
-    """512 ranks, three made slow (rank 5 in every step, 130 and 301 in one)
-    and one broken (rank 77 lost step 5)."""
-    write_many(root, 512, slow={5: {3: 900_000, 4: 900_000, 5: 900_000}, 130: {4: 600_000}, 301: {5: 2_000_000}})
+    """512 ranks, three made slow (rank 5 in every step, 130 and 301 in one),
+    each by a phase of its own (rank 5 worst in step 3, by data loading;
+    130 by communication; 301 by the backward pass), and one broken (rank
+    77 lost step 5)."""
+    write_many(root, 512, slow={5: {3: (900_000, "data"), 4: 900_000, 5: 900_000},
+                                130: {4: (600_000, "communication")}, 301: {5: (2_000_000, "backward")}})
     write_capture(root, [RankCapture(77, 512, steps=(3, 4), gpu=True)])
     return (5, 130, 301)
 
@@ -537,7 +692,10 @@ class ManyRanks(ReportCase):
         self.assertEqual(sorted(named), sorted(self.slow), r.stdout)
         self.assertEqual(named[0], 301)  # the worst first: +222%
         self.assertIn("3 ranks took more than 10% over a step's median", block)
-        self.assertIn("why: time outside ops +2.000 ms", block)
+        # Which phase makes each slow rank slow (issue #37), against the median rank.
+        whys = dict(re.findall(r"(?m)^  (\d+) .*\n    why: ([a-z ]+ [+-][0-9.]+ ms)", block))
+        self.assertEqual(whys, {"301": "backward +2.000 ms", "5": "data +0.900 ms", "130": "communication +0.600 ms"},
+                         block)
         self.assertRegex(r.stdout, r"(?m)^  3 +512 +0.900 +0.900 +0.900 +1.800 +100.0%$")
         self.assertIn("rank 77: steps 3,4 (most ranks: 3,4,5)", r.stdout)
         self.assertIn("(a block per rank: --ranks LIST or --all)", r.stdout)

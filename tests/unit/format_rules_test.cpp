@@ -44,8 +44,9 @@ TEST(FormatRules, TraceFormatsErrorsAreErrors) {
 
 TEST(FormatRules, TheHostOnlyFixSaysWhatChakraDoes) {
   EXPECT_EQ(rule(RuleId::link_host_only).fix,
-            "Chakra's own linker (chakra_trace_link) will refuse this pair: HTA fails with KeyError "
-            "'cuda_runtime'; use chakrashim link");
+            "Chakra's own linker (chakra_trace_link) will refuse this pair (the HTA parser inside it "
+            "fails with KeyError 'cuda_runtime'); use chakrashim link. HTA's own GPU breakdowns need "
+            "GPU events (docs/report.md)");
 }
 
 }  // namespace

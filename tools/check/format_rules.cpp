@@ -66,8 +66,9 @@ const std::array<Rule, kRuleCount> kRules = {{
      "started) and the capture kept them beside chakrashim's, so Chakra's linker and HTA take wrong steps; "
      "re-capture with this chakrashim, which writes the job's as job:ProfilerStep#N"},
     {link_host_only, "link.host_only", W, "the device trace has cuda_runtime events",
-     "Chakra's own linker (chakra_trace_link) will refuse this pair: HTA fails with KeyError "
-     "'cuda_runtime'; use chakrashim link"},
+     "Chakra's own linker (chakra_trace_link) will refuse this pair (the HTA parser inside it fails "
+     "with KeyError 'cuda_runtime'); use chakrashim link. HTA's own GPU breakdowns need GPU events "
+     "(docs/report.md)"},
     {et_schema, "et.schema", W, "the ET schema is one chakra_converter accepts",
      "the converter accepts 1.0.2, 1.0.3, 1.1.0 and 1.1.1, each with the -chakra.0.0.4 suffix; capture with torch >= 2.5"},
     {ranks_filtered, "ranks.filtered", W, "ranks absent because of CHAKRA_RANKS",

@@ -50,7 +50,7 @@ void EventTable::add(const TraceEvent& e) {
       return;
     }
   }
-  host.push_back({start, end, intern(e.name), thread});
+  host.push_back({start, end, intern(e.name), thread, e.cat == s::kCatUserAnnotation});
 }
 
 }  // namespace chakrashim::tools::report

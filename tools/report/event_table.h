@@ -24,6 +24,7 @@ struct HostSpan {
   std::int64_t start = 0, end = 0;
   std::uint32_t name = 0;    // index into EventTable::names
   std::uint32_t thread = 0;  // index into EventTable::threads
+  bool annotation = false;   // a user_annotation: a record_function scope
 };
 
 // A kernel, memcpy or memset on a device's stream.

@@ -79,10 +79,16 @@ RankStats report_rank(const std::string& group, const RankFiles& files, const Ra
 
   HostStats host = host_stats(table, partial_step_of(out.meta));
   out.steps = std::move(host.steps);
+  StepPhases phases = step_phases(table, unique_steps(table.steps));
+  out.phases = std::move(phases.per_step);
+  out.collectives = std::move(phases.collectives);
   out.summary = host.summary;
   for (const auto& op : host.ops) out.ops_self_ns += op.self_ns;
   const std::size_t keep = std::min(options.keep_ops, host.ops.size());
   for (std::size_t i = 0; i < keep; ++i) out.ops.push_back({table.names[host.ops[i].name], host.ops[i]});
+  const std::vector<ScopeTotal> scopes = scope_totals(table);
+  for (std::size_t i = 0; i < scopes.size() && i < options.keep_ops; ++i)
+    out.scopes.emplace_back(table.names[scopes[i].name], scopes[i]);
 
   if (!table.gpu.empty()) {
     std::int64_t start = 0, end = 0;

@@ -12,6 +12,7 @@
 
 #include "common/capture_scan.h"
 #include "report/gpu_stats.h"
+#include "report/step_phases.h"
 #include "report/step_stats.h"
 #include "report/timeline.h"
 
@@ -31,8 +32,11 @@ struct RankStats {
   std::optional<nlohmann::json> meta;  // the chakrashim object
   std::optional<std::int64_t> base_time_ns;  // baseTimeNanoseconds
   std::vector<StepTime> steps;
+  std::vector<PhaseTimes> phases;  // per step, as `steps` (step_phases.h)
+  std::vector<CollectiveSpan> collectives;  // the stepping thread's, by start
   StepSummary summary;
   std::vector<NamedOp> ops;  // by self time, at most RankOptions::keep_ops
+  std::vector<std::pair<std::string, ScopeTotal>> scopes;  // record_function scopes, by total time (as ops)
   std::int64_t ops_self_ns = 0;  // all ops' self time, all threads
   std::optional<GpuStats> gpu;   // only on traces with GPU ops
   std::optional<Timeline> timeline;

@@ -235,6 +235,40 @@ std::string skew_table(const GroupReport& g) {
   return out + "</table>\n";
 }
 
+// Each step's phases on the stepping thread (step_phases.h): they add up
+// to the step's time.
+std::string phases_html(const RankStats& r) {
+  if (r.phases.size() != r.steps.size() || r.steps.empty()) return {};
+  std::string out = "<table><tr><th>step</th><th>time ms</th>";
+  for (int p = 0; p < kPhases; ++p) out += "<th>" + std::string(phase_name(static_cast<Phase>(p))) + " ms</th>";
+  out += "</tr>\n";
+  for (std::size_t i = 0; i < r.steps.size(); ++i) {
+    out += "<tr>" + cell(std::to_string(r.steps[i].step)) + cell(ms_text(r.steps[i].dur_ns));
+    for (int p = 0; p < kPhases; ++p) out += cell(ms_text(r.phases[i][p]));
+    out += "</tr>\n";
+  }
+  return out + "</table>\n";
+}
+
+// Per rank: time in collectives, and waiting for the last rank to arrive.
+std::string waits_html(const GroupReport& g) {
+  const auto& w = g.waits;
+  if (w.ranks.size() < 2 || std::none_of(w.ranks.begin(), w.ranks.end(), [](const RankWait& r) { return r.collectives > 0; }))
+    return {};
+  std::string out = w.matched ? std::string() : "<p class=\"note\">Waiting not computed: " + xml_escape(w.unmatched) + "</p>\n";
+  out += "<table><tr><th>rank</th><th>collectives</th><th>arrived last</th><th>in collectives ms</th><th>waiting ms</th>"
+         "<th class=\"name\">waiting per step, ms</th></tr>\n";
+  for (const auto& r : w.ranks) {
+    std::string per_step;
+    for (const auto& [step, ns] : r.waiting_by_step)
+      per_step += (per_step.empty() ? "" : ", ") + std::to_string(step) + ": " + ms_text(ns);
+    out += "<tr>" + cell(std::to_string(r.rank)) + cell(std::to_string(r.collectives)) +
+           cell(w.matched ? std::to_string(r.arrived_last) : "-") + cell(ms_text(r.in_collectives_ns)) +
+           cell(w.matched ? ms_text(r.waiting_ns) : "-") + cell(per_step, true) + "</tr>\n";
+  }
+  return out + "</table>\n";
+}
+
 std::string html_ops_table(const RankStats& r, std::size_t top) {
   std::int64_t step_total = 0;
   for (const auto& s : r.steps) step_total += s.dur_ns;
@@ -372,6 +406,13 @@ std::string render_html(const Report& report, const HtmlOptions& o) {
       out += "<h2>Cross-rank skew" + (show_group && !g.label.empty() ? " (" + xml_escape(g.label) + ")" : "") + "</h2>\n";
       out += skew_table(g);
     }
+    for (const auto& g : report.groups) {
+      const std::string waits = waits_html(g);
+      if (waits.empty()) continue;
+      out += "<h2>Communication wait" + (show_group && !g.label.empty() ? " (" + xml_escape(g.label) + ")" : "") +
+             "</h2>\n<p class=\"note\">The stepping thread's time in collectives, and of it the time spent waiting "
+             "for the last rank to arrive (the n-th collective of each rank is the same one).</p>\n" + waits;
+    }
     out += "<h2>Step time per rank</h2>\n" + step_chart(all, show_group);
   }
   const std::string which = at_scale ? " (the slowest ranks and the median rank)" : "";
@@ -379,6 +420,9 @@ std::string render_html(const Report& report, const HtmlOptions& o) {
     out += "<h2>Where the stepping thread's time goes" + which + "</h2>\n<p class=\"note\">Self time of the ops "
            "inside the captured steps, on the thread that steps, summed over the steps.</p>\n" +
            host_breakdown_chart(shown, show_group);
+    out += "<h2>Step phases" + which + "</h2>\n<p class=\"note\">Each step's time on the stepping thread, by phase, "
+           "from the names torch records (docs/report.md, \"Step phases\"); the phases add up to the step.</p>\n";
+    for (const auto* r : shown) out += "<h3>" + xml_escape(rank_label(*r, show_group)) + "</h3>\n" + phases_html(*r);
     if (any_gpu) {
       out += "<h2>Where the GPU's time goes" + which + "</h2>\n<p class=\"note\">The captured steps' window on each "
              "rank's devices, split without double counting.</p>\n" + gpu_breakdown_chart(shown, show_group);
@@ -388,7 +432,16 @@ std::string render_html(const Report& report, const HtmlOptions& o) {
   out += "<h2>Top ops by self time" + which + "</h2>\n<p class=\"note\">Self time over all threads. Step share: self "
          "time on the stepping thread inside the steps, as a share of the steps' time; '-' for ops that ran on other "
          "threads only (they ran beside the step, not in it).</p>\n";
-  for (const auto* r : shown) out += "<h3>" + xml_escape(rank_label(*r, show_group)) + "</h3>\n" + html_ops_table(*r, o.top_ops);
+  for (const auto* r : shown) {
+    out += "<h3>" + xml_escape(rank_label(*r, show_group)) + "</h3>\n" + html_ops_table(*r, o.top_ops);
+    if (r->scopes.empty()) continue;
+    // The job's record_function scopes next to its ops (modules where it names them).
+    out += "<table><tr><th>total ms</th><th>calls</th><th class=\"name\">record_function scope</th></tr>\n";
+    for (std::size_t i = 0; i < r->scopes.size() && i < o.top_ops; ++i)
+      out += "<tr>" + cell(ms_text(r->scopes[i].second.total_ns)) + cell(std::to_string(r->scopes[i].second.calls)) +
+             cell(r->scopes[i].first, true) + "</tr>\n";
+    out += "</table>\n";
+  }
   return out + "</body></html>\n";
 }
 

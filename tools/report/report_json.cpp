@@ -10,11 +10,29 @@ using nlohmann::ordered_json;
 
 ordered_json steps_json(const RankStats& r) {
   ordered_json steps = ordered_json::array();
-  for (const auto& s : r.steps) {
+  for (std::size_t i = 0; i < r.steps.size(); ++i) {
+    const auto& s = r.steps[i];
+    ordered_json phases = ordered_json::object();
+    for (int p = 0; p < kPhases && i < r.phases.size(); ++p)
+      phases[std::string(phase_name(static_cast<Phase>(p))) + "_ns"] = r.phases[i][p];
     steps.push_back({{"step", s.step}, {"start_ns", s.start_ns}, {"dur_ns", s.dur_ns},
-                     {"ops_self_ns", s.ops_self_ns}, {"outside_ops_ns", s.outside_ops_ns}, {"partial", s.partial}});
+                     {"ops_self_ns", s.ops_self_ns}, {"outside_ops_ns", s.outside_ops_ns}, {"partial", s.partial},
+                     {"phases", std::move(phases)}});
   }
   return steps;
+}
+
+ordered_json waits_json(const CollectiveWaits& w) {
+  ordered_json ranks = ordered_json::array();
+  for (const auto& r : w.ranks) {
+    ordered_json by_step = ordered_json::array();
+    for (const auto& [step, ns] : r.waiting_by_step) by_step.push_back({{"step", step}, {"waiting_ns", ns}});
+    ranks.push_back({{"rank", r.rank}, {"collectives", r.collectives}, {"arrived_last", r.arrived_last},
+                     {"in_collectives_ns", r.in_collectives_ns}, {"waiting_ns", r.waiting_ns},
+                     {"waiting_by_step", std::move(by_step)}});
+  }
+  return {{"matched", w.matched}, {"unmatched", w.matched ? ordered_json(nullptr) : ordered_json(w.unmatched)},
+          {"ranks", std::move(ranks)}};
 }
 
 ordered_json ops_json(const RankStats& r, std::size_t top) {
@@ -60,6 +78,11 @@ ordered_json rank_json(const RankStats& r, std::size_t top) {
                     {"max_ns", r.summary.max_ns}};
   j["ops_self_ns"] = r.ops_self_ns;
   j["top_ops"] = ops_json(r, top);
+  ordered_json scopes = ordered_json::array();
+  for (std::size_t i = 0; i < r.scopes.size() && i < top; ++i)
+    scopes.push_back({{"name", r.scopes[i].first}, {"calls", r.scopes[i].second.calls},
+                      {"total_ns", r.scopes[i].second.total_ns}});
+  j["top_scopes"] = std::move(scopes);
   j["gpu"] = r.gpu ? gpu_json(*r.gpu) : ordered_json(nullptr);
   return j;
 }
@@ -88,6 +111,7 @@ nlohmann::ordered_json render_json(const Report& report, std::size_t top_ops) {
     group["ranks"] = ordered_json::array();
     for (const auto& r : g.ranks) group["ranks"].push_back(rank_json(r, top_ops));
     group["skew"] = skew_json(g.skew);
+    group["communication_wait"] = waits_json(g.waits);
     doc["groups"].push_back(std::move(group));
   }
   return doc;

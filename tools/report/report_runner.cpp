@@ -93,6 +93,10 @@ Report run_report(const ReportRequest& request) {
     for (const auto& r : group.ranks)
       if (r.error.empty()) times.emplace_back(r.rank, &r.steps);
     group.skew = step_skew(times);
+    std::vector<std::pair<std::uint64_t, const std::vector<CollectiveSpan>*>> collectives;
+    for (const auto& r : group.ranks)
+      if (r.error.empty()) collectives.emplace_back(r.rank, &r.collectives);
+    group.waits = collective_waits(collectives);
     report.groups.push_back(std::move(group));
   }
   return report;

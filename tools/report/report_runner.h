@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "config/value_grammar.h"
+#include "report/collective_wait.h"
 #include "report/rank_report.h"
 #include "report/skew.h"
 
@@ -29,6 +30,7 @@ struct GroupReport {
   std::string label;  // "JOB", "JOB.1"; empty for loose files
   std::vector<RankStats> ranks;
   SkewSummary skew;
+  CollectiveWaits waits;  // over the readable ranks
 };
 
 struct Report {

@@ -42,6 +42,21 @@ std::string steps_table(const RankStats& r) {
   return out;
 }
 
+// Where each step went on the stepping thread; the phases add up to the
+// step's time (step_phases.h).
+std::string phases_table(const RankStats& r) {
+  if (r.phases.size() != r.steps.size() || r.steps.empty()) return {};
+  std::string out = "  phases on the stepping thread, ms (they add up to the step):\n  step      ";
+  for (int p = 0; p < kPhases; ++p) out += format(" %13s", std::string(phase_name(static_cast<Phase>(p))).c_str());
+  out += "\n";
+  for (std::size_t i = 0; i < r.steps.size(); ++i) {
+    out += format("  %-10llu", static_cast<unsigned long long>(r.steps[i].step));
+    for (int p = 0; p < kPhases; ++p) out += format(" %13s", ms_text(r.phases[i][p]).c_str());
+    out += "\n";
+  }
+  return out;
+}
+
 std::string ops_table(const RankStats& r, std::size_t top) {
   std::int64_t step_total = 0;
   for (const auto& s : r.steps) step_total += s.dur_ns;
@@ -58,6 +73,21 @@ std::string ops_table(const RankStats& r, std::size_t top) {
                   op.totals.in_steps_self_ns > 0 ? share_of(op.totals.in_steps_self_ns, step_total).c_str() : "-",
                   static_cast<unsigned long long>(op.totals.calls), ms_text(op.totals.total_ns).c_str(),
                   clipped(op.name, 80).c_str());
+  }
+  return out;
+}
+
+// The job's record_function scopes (step_phases.h, scope_totals): per
+// module where the job or a wrapper names them; nothing when it has none.
+std::string scopes_table(const RankStats& r, std::size_t top) {
+  if (r.scopes.empty()) return {};
+  std::string out = format("  top %zu record_function scopes by total time (all threads; modules where the job "
+                           "names them):\n     total ms    calls  scope\n",
+                           std::min(top, r.scopes.size()));
+  for (std::size_t i = 0; i < r.scopes.size() && i < top; ++i) {
+    const auto& [name, t] = r.scopes[i];
+    out += format("  %11s %8llu  %s\n", ms_text(t.total_ns).c_str(), static_cast<unsigned long long>(t.calls),
+                  clipped(name, 80).c_str());
   }
   return out;
 }
@@ -95,10 +125,12 @@ std::string rank_block(const RankStats& r, std::size_t top, bool show_group) {
     out += format(": mean %s ms, min %s, max %s\n", ms_text(s.mean_ns).c_str(), ms_text(s.min_ns).c_str(),
                   ms_text(s.max_ns).c_str());
     out += steps_table(r);
+    out += phases_table(r);
   } else {
     out += " (no ProfilerStep#N: no step times)\n";
   }
   out += ops_table(r, top);
+  out += scopes_table(r, top);
   if (r.gpu) out += gpu_lines(*r.gpu);
   return out;
 }
@@ -119,6 +151,29 @@ std::string skew_block(const GroupReport& g, bool show_group) {
     out += format("  rank %llu was the slowest in %u of %zu steps; the largest spread was %s ms\n",
                   static_cast<unsigned long long>(*g.skew.most_often_slowest), g.skew.slowest_count,
                   g.skew.steps.size(), ms_text(g.skew.max_spread_ns).c_str());
+  }
+  return out;
+}
+
+// Per rank: the stepping thread's time in collectives, and how much of it
+// was spent waiting for the last rank to arrive (collective_wait.h).
+std::string wait_block(const GroupReport& g, bool show_group) {
+  const auto& w = g.waits;
+  const bool any = std::any_of(w.ranks.begin(), w.ranks.end(), [](const RankWait& r) { return r.collectives > 0; });
+  if (!any || w.ranks.size() < 2) return {};
+  std::string out = "communication wait";
+  if (show_group && !g.label.empty()) out += " (" + g.label + ")";
+  out += ": the stepping thread's time in collectives; waiting: until the last rank arrived\n";
+  if (!w.matched) out += "  (waiting not computed: " + w.unmatched + ")\n";
+  out += "  rank    collectives  arrived last  in collectives ms  waiting ms  waiting per step, ms\n";
+  for (const auto& r : w.ranks) {
+    std::string per_step;
+    for (const auto& [step, ns] : r.waiting_by_step)
+      per_step += (per_step.empty() ? "" : ", ") + std::to_string(step) + ": " + ms_text(ns);
+    out += format("  %-6llu %12llu %13s %18s %11s  %s\n", static_cast<unsigned long long>(r.rank),
+                  static_cast<unsigned long long>(r.collectives),
+                  w.matched ? std::to_string(r.arrived_last).c_str() : "-", ms_text(r.in_collectives_ns).c_str(),
+                  w.matched ? ms_text(r.waiting_ns).c_str() : "-", per_step.c_str());
   }
   return out;
 }
@@ -248,6 +303,8 @@ std::string render_text(const Report& report, const TextOptions& o) {
     }
     const std::string skew = skew_block(g, show_group);
     if (!skew.empty() && !o.ranks) out += skew + "\n";
+    const std::string wait = wait_block(g, show_group);
+    if (!wait.empty() && !o.ranks) out += wait + "\n";
   }
   return out + totals_line(report);
 }

@@ -27,6 +27,8 @@ const StepTime* find_step(const RankStats& r, std::uint64_t step) {
 StepFigures figures_of(const RankStats& r, const StepTime& s) {
   StepFigures f;
   f.rank = r.rank;
+  const auto k = static_cast<std::size_t>(&s - r.steps.data());
+  if (k < r.phases.size()) f.phases = r.phases[k];
   f.step_ns = s.dur_ns;
   f.ops_self_ns = s.ops_self_ns;
   f.outside_ops_ns = s.outside_ops_ns;
@@ -40,12 +42,12 @@ StepFigures figures_of(const RankStats& r, const StepTime& s) {
   return f;
 }
 
-// The part of the step that grew most against the median rank's.
+// The phase of the step (or the GPU kind) that grew most against the
+// median rank's: what makes this rank slow.
 std::string why_slow(const StepFigures& mine, const StepFigures& median) {
-  std::vector<std::pair<std::int64_t, std::string>> parts = {
-      {mine.outside_ops_ns - median.outside_ops_ns, "time outside ops"},
-      {mine.ops_self_ns - median.ops_self_ns, "op self time"},
-  };
+  std::vector<std::pair<std::int64_t, std::string>> parts;
+  for (int p = 0; p < kPhases; ++p)
+    parts.emplace_back(mine.phases[p] - median.phases[p], std::string(phase_name(static_cast<Phase>(p))));
   if (mine.comm_ns && median.comm_ns) parts.emplace_back(*mine.comm_ns - *median.comm_ns, "GPU communication");
   if (mine.compute_ns && median.compute_ns) parts.emplace_back(*mine.compute_ns - *median.compute_ns, "GPU compute");
   if (mine.memory_ns && median.memory_ns) parts.emplace_back(*mine.memory_ns - *median.memory_ns, "GPU memory");

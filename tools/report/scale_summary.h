@@ -35,6 +35,7 @@ struct StepDistribution {
 struct StepFigures {
   std::uint64_t rank = 0;
   std::int64_t step_ns = 0, ops_self_ns = 0, outside_ops_ns = 0;
+  PhaseTimes phases{};  // this step's, on the stepping thread
   // Over the whole captured window, on traces with GPU ops.
   std::optional<double> gpu_busy, comm_under_compute;
   std::optional<std::int64_t> compute_ns, comm_ns, memory_ns;
@@ -45,7 +46,7 @@ struct SlowRank {
   double over_median = 0;   // 1.0 = twice the median
   StepFigures figures;
   StepFigures median;       // the median rank of that step
-  std::string why;          // the part that grew most: "time outside ops +1.800 ms"
+  std::string why;          // the phase (or GPU kind) that grew most: "backward +1.800 ms"
 };
 
 struct StructureNote {

@@ -58,6 +58,9 @@ constexpr bool is_step_like_name(std::string_view name) {
 inline constexpr std::string_view kExternalId = "External id";
 inline constexpr std::string_view kRecordFunctionId = "Record function id";
 inline constexpr std::string_view kSequenceNumber = "Sequence number";
+// On cpu_op events, from the ET's inputs (shim/src/writers/kineto_inputs.h).
+inline constexpr std::string_view kInputDims = "Input Dims";
+inline constexpr std::string_view kInputType = "Input type";
 inline constexpr std::string_view kFwdThreadId = "Fwd thread id";
 // GPU side (Kineto's names).
 inline constexpr std::string_view kCatCudaRuntime = "cuda_runtime";

@@ -106,7 +106,7 @@ void write_device_trace(WindowOutput& o, std::string& summary, std::vector<std::
         for (const auto& compact : chunk) {
           HostSpan span = thread.expand(compact);
           span.pid = o.pid;
-          w.host_span(span);
+          w.host_span(span, span.rf_id != 0 ? o.inputs.find(span.rf_id) : nullptr);
         }
       }
     }
@@ -146,12 +146,14 @@ void write_native_et(WindowOutput& o, std::string& summary, std::vector<std::str
   const auto streams = o.et_records.streams();
   writers::EtWriteStats stats;
   const auto produce = [&](files::ByteSink& file) {
-    return writers::write_et_json(file, o.et_records.header, streams, &stats);
+    o.inputs = {};  // a second try starts over
+    return writers::write_et_json(file, o.et_records.header, streams, &stats, o.device ? &o.inputs : nullptr);
   };
   const auto r = files::publish_file(o.layout.host_path, produce, writers::validate_et_file,
                                      o.overwrite);
   // The records' pages go back now, not when the output is destroyed.
   o.et_records = {};
+  o.inputs.seal();
   if (r.ok) {
     summary += " ET " + o.layout.host_path;
   } else {

@@ -30,6 +30,9 @@ struct WindowOutput {
   bool host = false;    // an ET is to be kept: torch's .partial, or et_records
   bool et_native = false;  // the ET is et_records, written here (native recorder)
   EtRecords et_records;
+  // Each op's inputs as Kineto writes them on its cpu_op, from the native
+  // ET (filled as the ET is written, read by the device trace's writer).
+  writers::InputsByRfId inputs;
   bool device = false;  // a device trace is to be written
   bool overwrite = false;
   bool gzip = false;  // the device trace as rank-R.json.gz

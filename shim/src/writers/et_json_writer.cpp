@@ -76,7 +76,8 @@ std::string array_text(const std::vector<std::string>& items) {
 
 class Replay {
  public:
-  Replay(files::ByteSink& sink, EtWriteStats& stats) : sink_(sink), stats_(stats) {}
+  Replay(files::ByteSink& sink, EtWriteStats& stats, InputsByRfId* inputs)
+      : sink_(sink), stats_(stats), inputs_(inputs) {}
 
   void header(const EtHeader& h) {
     std::string& o = out_;
@@ -405,6 +406,7 @@ class Replay {
     n.extra_attrs = extra;
     node(n, true);
     ++stats_.nodes;
+    if (inputs_ && !p.inputs.types.empty()) inputs_->add(handle, kineto_inputs(p.inputs.shapes, p.inputs.types));
     return true;
   }
 
@@ -492,6 +494,7 @@ class Replay {
 
   files::ByteSink& sink_;
   EtWriteStats& stats_;
+  InputsByRfId* inputs_;  // may be null
   std::string out_;
   const std::vector<std::string>* strings_ = nullptr;
   std::uint64_t next_id_ = 2;
@@ -537,10 +540,10 @@ struct StreamCursor {
 }  // namespace
 
 bool write_et_json(files::ByteSink& sink, const EtHeader& header,
-                   const std::vector<EtThreadStream>& threads, EtWriteStats* stats) {
+                   const std::vector<EtThreadStream>& threads, EtWriteStats* stats, InputsByRfId* inputs) {
   EtWriteStats local;
   EtWriteStats& st = stats ? *stats : local;
-  Replay replay(sink, st);
+  Replay replay(sink, st, inputs);
   replay.header(header);
 
   std::vector<StreamCursor> cursors;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "files/byte_sink.h"
+#include "writers/kineto_inputs.h"
 
 namespace chakrashim::writers {
 
@@ -41,8 +42,11 @@ struct EtWriteStats {
   std::uint64_t corrupt = 0;     // records that could not be read (a stream stops there)
 };
 
-// Writes the whole document. False if the sink failed.
+// Writes the whole document. False if the sink failed. `inputs`, when
+// given, gets each op node's inputs as Kineto writes them on its cpu_op
+// (kineto_inputs.h), by rf_id, for the device trace written next.
 bool write_et_json(files::ByteSink& sink, const EtHeader& header,
-                   const std::vector<EtThreadStream>& threads, EtWriteStats* stats = nullptr);
+                   const std::vector<EtThreadStream>& threads, EtWriteStats* stats = nullptr,
+                   InputsByRfId* inputs = nullptr);
 
 }  // namespace chakrashim::writers

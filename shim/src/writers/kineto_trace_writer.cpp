@@ -67,7 +67,7 @@ void write_extra_args(JsonEmitter& json, const std::vector<std::pair<std::string
 }
 }  // namespace
 
-void KinetoTraceWriter::host_span(const HostSpan& span) {
+void KinetoTraceWriter::host_span(const HostSpan& span, const KinetoInputs* inputs) {
   const auto cat = span.category == HostCategory::cpu_op ? s::kCatCpuOp : s::kCatUserAnnotation;
   // Only our steps are ProfilerStep#N; the job's own (its torch.profiler's)
   // are renamed, as in the native ET (trace_schema.h).
@@ -82,6 +82,11 @@ void KinetoTraceWriter::host_span(const HostSpan& span) {
   if (span.sequence_nr) json_.key(s::kSequenceNumber).value(*span.sequence_nr);
   if (span.fwd_thread_id) json_.key(s::kFwdThreadId).value(*span.fwd_thread_id);
   write_extra_args(json_, &span.extra_args);
+  if (inputs && span.category == HostCategory::cpu_op) {
+    // Valid JSON arrays: InputsByRfId checked each text once.
+    json_.key(s::kInputDims).raw(inputs->dims);
+    json_.key(s::kInputType).raw(inputs->types);
+  }
   json_.end_object();
   json_.end_object().newline();
 }

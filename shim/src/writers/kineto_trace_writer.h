@@ -16,6 +16,7 @@
 #include "chakrashim/events.h"
 #include "files/byte_sink.h"
 #include "json/json_emitter.h"
+#include "writers/kineto_inputs.h"
 
 namespace chakrashim::writers {
 
@@ -69,7 +70,8 @@ class KinetoTraceWriter {
   KinetoTraceWriter(files::ByteSink& sink, std::int64_t base_ns) : json_(sink), base_ns_(base_ns) {}
 
   void begin(const TraceHeader& header);
-  void host_span(const HostSpan& span);
+  // `inputs`: the op's "Input Dims" and "Input type" (cpu_op only).
+  void host_span(const HostSpan& span, const KinetoInputs* inputs = nullptr);
   void step_span(const StepSpan& step);
   // One of the collector's events (after join_device_capture), named
   // `name`; launches are drawn on the OS pid `pid`.

@@ -1,0 +1,72 @@
+// Where each step's time went on the stepping thread, by training phase,
+// from the names torch already records (docs/report.md, "Step phases"):
+//   communication  c10d collectives (c10d::*, record_param_comms, nccl:*,
+//                  gloo:*) on the stepping thread: time it spent in them
+//   optimizer      Optimizer.step#... and Optimizer.zero_grad#...
+//   data           enumerate(DataLoader)#... (the DataLoader's next batch)
+//   backward       from the step's first autograd node (*Backward<N>,
+//                  autograd::engine::evaluate_function: ...,
+//                  torch::autograd::AccumulateGrad) to its last one
+//   forward        the rest, before the backward pass (before the first
+//                  optimizer span when there is no backward pass)
+//   other          the rest, after it (gradient clipping, logging, ...)
+// Each instant of the step counts once, in the first phase of that list
+// that covers it, so the phases add up to the step's time exactly. Pure.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "report/event_table.h"
+
+namespace chakrashim::tools::report {
+
+enum class Phase : std::uint8_t { forward, backward, optimizer, data, communication, other };
+inline constexpr int kPhases = 6;
+using PhaseTimes = std::array<std::int64_t, kPhases>;
+
+// "forward", "backward", "optimizer", "data", "communication", "other"
+std::string_view phase_name(Phase p);
+
+// What a span's name marks, by torch's own names:
+//   "Optimizer.step#SGD.step" -> optimizer, "AddmmBackward0" -> backward,
+//   "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__" -> data,
+//   "c10d::allreduce_" -> communication, "aten::mm" -> none
+enum class SpanRole : std::uint8_t { none, backward, optimizer, data, communication };
+SpanRole role_of(std::string_view name);
+
+// One collective as the stepping thread saw it: the outermost
+// communication span (a c10d op holds its record_param_comms).
+struct CollectiveSpan {
+  std::uint64_t step = 0;
+  std::int64_t start = 0, end = 0;
+  std::string name;
+};
+
+struct StepPhases {
+  std::vector<PhaseTimes> per_step;  // in the order of `steps`
+  std::vector<CollectiveSpan> collectives;  // by start
+};
+
+// `steps`: as unique_steps() gives them (one per number, by start).
+StepPhases step_phases(const EventTable& table, const std::vector<StepSpan>& steps);
+
+// The job's record_function scopes, where it has any: the user_annotation
+// spans that mark no phase (not Optimizer.*, DataLoader, collectives) and
+// are no "## ... ##" bookkeeping record (process_group:init), such
+// as DDP's "DistributedDataParallel.forward", a module's own
+// record_function("encoder.layers.3.attn"), or torch.profiler-style
+// "nn.Module: ..." names. Per name: calls and total (inclusive) time, all
+// threads, largest first. The nearest thing to per-module time that a
+// capture holds without a module hook (docs/report.md, "Top scopes").
+struct ScopeTotal {
+  std::uint32_t name = 0;  // index into EventTable::names
+  std::uint64_t calls = 0;
+  std::int64_t total_ns = 0;
+};
+std::vector<ScopeTotal> scope_totals(const EventTable& table);
+
+}  // namespace chakrashim::tools::report
