@@ -37,6 +37,11 @@ TEST(CapturedText, AWindowWithOnlyAPartialStepSaysWhyAndWhichStep) {
   m.start = 3;
   m.end = 4;
   m.partial_last_step = 3;
+  m.reason = "signal:SIGTERM";
+  EXPECT_EQ(captured_text(m),
+            "captured no whole step of the window [3-4]: it ended (signal:SIGTERM) during step 3, so only that "
+            "partial step is kept (0 steps");
+  m.reason = "exit";
   EXPECT_EQ(captured_text(m),
             "captured no whole step of the window [3-4]: the job ended during step 3, before any optimizer step "
             "completed it (an iteration whose optimizer.step() does not run is no step, as when a GradScaler "

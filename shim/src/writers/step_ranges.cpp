@@ -27,7 +27,13 @@ std::string captured_text(const StepsMeta& steps) {
       steps.start == steps.end ? std::to_string(steps.start)
                                : std::to_string(steps.start) + "-" + std::to_string(steps.end);
   const std::string p = std::to_string(*steps.partial_last_step);
-  return "captured no whole step of the window [" + window + "]: the job ended during step " + p +
+  const std::string opening = "captured no whole step of the window [" + window + "]: ";
+  // A signal or the memory cap says why itself; only an exit inside the
+  // first step hides one.
+  if (steps.reason != "exit")
+    return opening + "it ended (" + steps.reason + ") during step " + p + ", so only that partial step is kept " +
+           count;
+  return opening + "the job ended during step " + p +
          ", before any optimizer step completed it (an iteration whose optimizer.step() does not run is no step, "
          "as when a GradScaler skips it on inf or nan gradients), so only that partial step is kept " + count;
 }
