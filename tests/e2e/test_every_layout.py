@@ -82,6 +82,11 @@ def named_paths(text):
     return [p.rstrip(".,;:)") for p in re.findall(r"(?:^|(?<=[\s(]))(/[^\s:;,()'\"]+)", text, re.M)]
 
 
+def named_run_files(text):
+    """The paths relative to a run's root that check prints (0_kineto/rank-0.json.gz)."""
+    return re.findall(r"(?:^|(?<=\s))([\w+-]+_(?:chakra|kineto|linked|et)(?:\.\d+)?/[\w.+-]+)", text, re.M)
+
+
 class EveryLayout(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -151,6 +156,10 @@ class EveryLayout(unittest.TestCase):
                     self.assertNotEqual(r.returncode, 2, f"{' '.join(args)}:\n{text}")
                     # A capture is there: only trigger (no job runs) may fail.
                     self.assertEqual(r.returncode, 1 if command == "trigger" else 0, f"{' '.join(args)}:\n{text}")
+                    bases = [root] + [os.path.join(root, w) for w in os.listdir(root) if w.startswith("step-")]
+                    for rel in named_run_files(text):
+                        self.assertTrue(any(os.path.exists(os.path.join(b, rel)) for b in bases),
+                                        f"{' '.join(args)} names {rel}, which is in no run of {root}:\n{text}")
                     for path in named_paths(text):
                         if command == "config":
                             # It names where the next run's files would go.
@@ -184,12 +193,10 @@ class EveryLayout(unittest.TestCase):
     def test_a_missing_rank_is_said_by_link_convert_and_report(self):
         for kind, ranks, root in self.each_layout():
             with self.subTest(layout=kind, ranks=ranks):
-                gone = []
                 for d, _, files in os.walk(root):
                     for f in files:
                         if ranks == 2 and f.startswith("rank-1.json"):
                             os.remove(os.path.join(d, f))
-                            gone.append(d)
                 for command in ("link", "convert", "report"):
                     r = run([CLI, command, root], clean_env())
                     self.assertEqual(r.returncode, 0, r.stdout + r.stderr)

@@ -266,7 +266,6 @@ std::string nothing_found(const std::string& dir) {
 }
 
 std::string describe_unknown_file(const std::string& path) {
-  std::error_code ec;
   const std::string name = fs::path(path).filename().string();
   if (name.size() > 3 && name.compare(name.size() - 3, 3, ".et") == 0)
     return "is a Chakra protobuf trace (what `chakrashim convert` writes for ASTRA-sim), not a capture file";

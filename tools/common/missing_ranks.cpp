@@ -1,10 +1,8 @@
 #include "common/missing_ranks.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
-#include <deque>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "config/value_grammar.h"
 #include "files/byte_stream.h"

@@ -1,7 +1,5 @@
 #include "link/link_runner.h"
 
-#include "common/missing_ranks.h"
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -12,6 +10,7 @@
 #include "common/capture_scan.h"
 #include "common/chunk_pipe.h"
 #include "common/et_reader.h"
+#include "common/missing_ranks.h"
 #include "common/pair_identity.h"
 #include "common/rank_totals.h"
 #include "common/tool_schema.h"
