@@ -106,6 +106,10 @@ static int profile_variable_present(void) {
   for (char** e = environ; e && *e; ++e) {
     if ((*e)[0] != 'C' || !same_prefix(*e, "CHAKRA_", 7)) continue;
     if (same_prefix(*e, "CHAKRA_PROFILE=", 15)) return 1;
+    /* A malformed entry without '=' (getenv never sees it), or a bare
+     * "CHAKRA_PROFILE", is no variable of ours (found by stub_env_fuzz). */
+    const long n = name_length(*e);
+    if (n < 0 || (n == 14 && same_prefix(*e, "CHAKRA_PROFILE", 14))) continue;
     if (!first_other) first_other = *e;
     ++others;
   }

@@ -29,8 +29,12 @@ __attribute__((visibility("hidden"))) void chakrashim_profile_hint_arm(const cha
   g_first_name[n] = '\0';
   g_count = count;
   /* Runs at exit(), as a destructor would; a process that ends by a signal
-   * or _exit (a forked DataLoader worker) says nothing. */
-  if (atexit(chakrashim_profile_hint_say) != 0) g_count = 0;
+   * or _exit (a forked DataLoader worker) says nothing. Registered once:
+   * the stub's constructor arms once, but a second arm (stub_env_fuzz scans
+   * many environments) must not print the line twice. */
+  static int registered;
+  if (!registered && atexit(chakrashim_profile_hint_say) == 0) registered = 1;
+  if (!registered) g_count = 0;
 }
 
 /* The rank this process has by docs/design.md section 4.1's precedence; -1
