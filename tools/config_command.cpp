@@ -42,6 +42,10 @@ cfg::EnvSnapshot snapshot() {
 std::string num(std::uint64_t n) { return std::to_string(n); }
 const char* yes(bool b) { return b ? "on" : "off"; }
 
+// CHAKRA_GZIP compresses the device trace only (Chakra's tools read the ET
+// plain): said where the files are announced, so nobody looks for an ET.gz.
+constexpr const char* kGzipNote = ", device trace gzip'd as .json.gz; the ET stays plain .json";
+
 void print_effective(const cfg::Config& c, const target::Identity& id, const std::string& p) {
   // The windows, by mode (docs/on-demand.md).
   if (c.on_demand) {
@@ -63,7 +67,7 @@ void print_effective(const cfg::Config& c, const target::Identity& id, const std
     std::fprintf(stderr, "%straces to %s/step-S/%s_chakra and %s_kineto, S each window's first step "
                  "(host trace %s, device trace %s%s)\n", p.c_str(), c.trace_dir.c_str(),
                  id.job_id.c_str(), id.job_id.c_str(), yes(c.host_trace), yes(c.device_trace),
-                 c.gzip ? ", gzip" : "");
+                 c.gzip ? kGzipNote : "");
     std::fprintf(stderr, "%sranks %s; this process: rank %s (from %s)%s\n", p.c_str(),
                  c.ranks_text ? c.ranks_text->c_str() : "all", num(id.rank).c_str(),
                  id.rank_source.c_str(), id.world_size ? (" of " + num(*id.world_size)).c_str() : "");
@@ -76,7 +80,11 @@ void print_effective(const cfg::Config& c, const target::Identity& id, const std
   files::LayoutRequest request;
   request.root = c.trace_dir;
   request.job_id = id.job_id;
-  request.rank = id.rank;
+  // A process that captures nothing itself (chakra-run around torchrun, or
+  // a rank CHAKRA_RANKS leaves out) announces the folders of the rank that
+  // speaks for the job: with CHAKRA_RANKS=1 and an earlier run's rank-1
+  // files there, rank 1 writes JOB_chakra.1, whatever rank 0 would (#38).
+  request.rank = c.ranks && !c.ranks->contains(id.rank) ? target::speaking_rank(c) : id.rank;
   request.restart_count = id.restart_count;
   request.gzip = c.gzip;
   request.overwrite = c.overwrite;
@@ -89,15 +97,30 @@ void print_effective(const cfg::Config& c, const target::Identity& id, const std
     std::fprintf(stderr, "%straces to %s/%s and %s%s (host trace %s%s, device trace %s%s)\n", p.c_str(),
                  c.trace_dir.c_str(), name(layout->host_dir).c_str(), name(layout->device_dir).c_str(),
                  layout->index > id.restart_count ? ", beside an earlier run's" : "", yes(c.host_trace),
-                 recorder, yes(c.device_trace), c.gzip ? ", gzip" : "");
+                 recorder, yes(c.device_trace), c.gzip ? kGzipNote : "");
   } else {
     std::fprintf(stderr, "%straces under %s (host trace %s%s, device trace %s%s)\n", p.c_str(),
-                 c.trace_dir.c_str(), yes(c.host_trace), recorder, yes(c.device_trace), c.gzip ? ", gzip" : "");
+                 c.trace_dir.c_str(), yes(c.host_trace), recorder, yes(c.device_trace), c.gzip ? kGzipNote : "");
   }
   std::fprintf(stderr, "%sranks %s; this process: rank %s (from %s)%s\n", p.c_str(),
                c.ranks_text ? c.ranks_text->c_str() : "all", num(id.rank).c_str(),
                id.rank_source.c_str(),
                id.world_size ? (" of " + num(*id.world_size)).c_str() : "");
+}
+
+// Capture is off (CHAKRA_PROFILE unset or false): say so first, then what
+// the other variables would mean with it on, so that a forgotten
+// CHAKRA_PROFILE=1 is never silent (issue #38).
+void print_off(const cfg::EnvSnapshot& env, const std::string& p) {
+  const auto profile = env.get("CHAKRA_PROFILE");
+  std::fprintf(stderr, "%scapture is off: CHAKRA_PROFILE is %s, so the library stays inert (set CHAKRA_PROFILE=1 to "
+               "capture); with it on, this environment would mean:\n",
+               p.c_str(), profile ? ("'" + std::string(*profile) + "'").c_str() : "unset");
+  cfg::EnvSnapshot on = env;
+  on.set("CHAKRA_PROFILE", "1");
+  const cfg::ParseResult parsed = cfg::parse_config(on);
+  for (const auto& e : parsed.errors) std::fprintf(stderr, "%s  %s\n", p.c_str(), e.c_str());
+  if (parsed.config) print_effective(*parsed.config, target::resolve_identity(on, *parsed.config), p + "  ");
 }
 
 }  // namespace
@@ -121,6 +144,7 @@ int run_config_command(int argc, char** argv) {
   const target::Identity id = target::resolve_identity(env, c);
   if (rank) std::printf("%llu\n", static_cast<unsigned long long>(id.rank));
   if (print && parsed.config) print_effective(c, id, prefix);
+  if (print && !parsed.enabled) print_off(env, prefix);
   return 0;
 }
 

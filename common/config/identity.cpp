@@ -1,5 +1,6 @@
 #include "config/identity.h"
 
+#include <algorithm>
 #include <array>
 #include <string_view>
 
@@ -70,6 +71,13 @@ Identity resolve_identity(const config::EnvSnapshot& env, const config::Config& 
   if (auto restarts = read_number(env, "TORCHELASTIC_RESTART_COUNT", id.notes))
     id.restart_count = *restarts;
   return id;
+}
+
+std::uint64_t speaking_rank(const config::Config& config) {
+  if (!config.ranks || config.ranks->ranges().empty()) return 0;
+  std::uint64_t lowest = config.ranks->ranges().front().first;
+  for (const auto& r : config.ranks->ranges()) lowest = std::min(lowest, r.first);
+  return lowest;
 }
 
 }  // namespace chakrashim::target

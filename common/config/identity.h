@@ -30,4 +30,13 @@ struct Identity {
 //   {RANK=3, WORLD_SIZE=8, SLURM_PROCID=0, SLURM_NTASKS=2} -> rank 3 of 8
 Identity resolve_identity(const config::EnvSnapshot& env, const config::Config& config);
 
+// The rank that speaks for the job at the default log level (its capture
+// line, at info; the others print warnings and errors only), and the rank
+// whose folders `chakrashim config --print` announces when this process
+// captures nothing itself: the lowest rank that captures, as the on-demand
+// publishing rank is. Rank 0 alone left a job with CHAKRA_RANKS=1 without
+// any capture line (issue #38).
+//   no CHAKRA_RANKS -> 0   "1" -> 1   "4-7,2" -> 2
+std::uint64_t speaking_rank(const config::Config& config);
+
 }  // namespace chakrashim::target

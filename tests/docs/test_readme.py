@@ -41,6 +41,28 @@ def read_readme():
         return f.read()
 
 
+class WhatANewUserLooksFor(unittest.TestCase):
+    """Issue #38: a new user, README only, missed CHAKRA_STEP_MARKER in a
+    GAN-style loop, and the contents named neither convert, trigger nor
+    repeated and on-demand capture. The README stays short enough to read."""
+
+    def test_the_configuration_section_runs_the_gan_case_with_the_step_marker(self):
+        text = read_readme()
+        section = text.split("\n## Configuration\n", 1)[1].split("\n## ", 1)[0]
+        self.assertIn("GAN", section)
+        blocks, _ = rb.shell_blocks(section)
+        runs = [b for b in blocks if b.mode == "run" and "CHAKRA_STEP_MARKER=" in b.text]
+        self.assertEqual(len(runs), 1, "a run block with CHAKRA_STEP_MARKER in Configuration")
+        self.assertIn("examples/train_gan.py", runs[0].text)
+
+    def test_the_contents_name_every_command_and_way_to_capture(self):
+        text = read_readme()
+        contents = text.split("**Contents:**", 1)[1].split("\n\n", 1)[0]
+        for word in ("convert", "trigger", "Repeated", "on-demand", "step marker"):
+            self.assertIn(word, contents)
+        self.assertLessEqual(text.count("\n"), 205, "the README grew past about 200 lines")
+
+
 class Marks(unittest.TestCase):
     """Every shell block of the README is run, shape-checked or skipped with
     a reason; the extractor itself refuses what it should."""

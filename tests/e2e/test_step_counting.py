@@ -7,7 +7,7 @@ import os
 import unittest
 
 from e2e_case import CaptureCase
-from harness import JOBS, PYTHON, job_env, run, run_job
+from harness import JOBS, PYTHON, Capture, job_env, run, run_job
 
 HOOKS_LINE = "steps are counted by torch.optim's step hooks"
 
@@ -83,6 +83,71 @@ class StepCountingByHooks(StepCounting):
                                                   CHAKRA_END_STEP=3))
         self.assert_ran(r)
         self.assert_valid_capture([1, 2, 3])
+
+
+class SeveralOptimizers(CaptureCase):
+    """Issue #38: a GAN-style loop (two optimizers per iteration) splits each
+    iteration into two steps; the job is told once, with the variable that
+    fixes it, and CHAKRA_STEP_MARKER then counts iterations."""
+
+    LINE = "2 optimizers step in turn in this job"
+
+    def test_two_optimizers_in_turn_are_said_once_naming_the_step_marker(self):
+        r = run_after_hooks("two_optimizers.py", [4], job_env(self.trace_dir, CHAKRA_START_STEP=2,
+                                                              CHAKRA_END_STEP=3))
+        self.assert_ran(r)
+        self.assertIn(HOOKS_LINE, r.stderr)
+        said = [l for l in r.stderr.splitlines() if self.LINE in l]
+        self.assertEqual(len(said), 1, r.stderr)
+        self.assertIn("set CHAKRA_STEP_MARKER to the name of a record that ends each iteration", said[0])
+
+    def test_one_optimizer_is_not_said(self):
+        r = run_after_hooks("plain_loop.py", [6], job_env(self.trace_dir, CHAKRA_START_STEP=2))
+        self.assert_ran(r)
+        self.assertIn(HOOKS_LINE, r.stderr)
+        self.assertNotIn("optimizers step in turn", r.stderr)
+
+    def test_the_last_optimizers_marker_counts_iterations(self):
+        # two_optimizers.py steps Adam, then SGD, in each "iteration N" record.
+        r = run_job("two_optimizers.py", [5], job_env(self.trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=3,
+                                                      CHAKRA_STEP_MARKER="Optimizer.step#SGD.step"))
+        self.assert_ran(r)
+        self.assertNotIn("optimizers step in turn", r.stderr)
+        cap = Capture(self.trace_dir)
+        self.assertEqual(cap.device_steps(), [2, 3])
+        # Each captured step holds one whole iteration: both optimizers' steps.
+        for name in ("Optimizer.step#Adam.step", "Optimizer.step#SGD.step"):
+            self.assertEqual(sorted(cap.step_of(e) for e in cap.named(name)), [2, 3], name)
+
+
+class SkippedSteps(CaptureCase):
+    """Issue #38: a GradScaler skips optimizer.step() on inf gradients, and a
+    skipped step is no step. When the skips keep the window from being
+    reached, the line says which steps were taken and why iterations may
+    outnumber them."""
+
+    def test_a_window_whose_steps_are_all_skipped_says_so_with_the_steps(self):
+        # The window arms at the end of step 2; every later iteration is
+        # skipped, so the job ends inside step 3.
+        r = run_job("grad_scaler.py", [8, "--inf-from", 3], job_env(self.trace_dir, CHAKRA_START_STEP=3,
+                                                                     CHAKRA_END_STEP=4))
+        self.assert_ran(r)
+        ours = [l for l in r.stderr.splitlines() if l.startswith("[chakrashim")]
+        self.assertEqual(len(ours), 1, r.stderr)
+        self.assertNotIn("captured steps []", ours[0])
+        self.assertIn("captured no whole step of the window [3-4]: the job ended during step 3", ours[0])
+        self.assertIn("as when a GradScaler skips it on inf or nan gradients", ours[0])
+
+    def test_a_window_the_skipped_steps_never_reach_says_which_steps_were_taken(self):
+        r = run_job("grad_scaler.py", [8, "--inf-from", 2], job_env(self.trace_dir, CHAKRA_START_STEP=3,
+                                                                     CHAKRA_END_STEP=4))
+        self.assert_ran(r)
+        ours = [l for l in r.stderr.splitlines() if l.startswith("[chakrashim")]
+        self.assertEqual(len(ours), 1, r.stderr)
+        self.assertIn("the job completed 2 optimizer steps (steps 0-1), and capture starts at CHAKRA_START_STEP=3",
+                      ours[0])
+        self.assertIn("a GradScaler skips it on inf or nan gradients", ours[0])
+        self.assertFalse(os.path.exists(self.trace_dir))
 
 
 class NoOptimizerStep(CaptureCase):

@@ -609,7 +609,8 @@ class WrongAnswers(CheckCase):
             r = check(*args)
             self.assertEqual(r.returncode, 1, r.stdout)
             self.assertIn("error [files.none] no capture in " + self.root, r.stdout)
-            self.assertIn("JOB_chakra/ or JOB_kineto/", r.stdout)
+            # What it found there, and what it expected (issue #38).
+            self.assertIn(self.root + ": it is empty; expected JOB_chakra/ and JOB_kineto/ folders", r.stdout)
 
     def test_a_capture_one_level_down_is_named(self):
         write_capture(os.path.join(self.root, "exp1"), [RankCapture(0, gpu=True)])

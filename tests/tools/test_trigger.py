@@ -272,8 +272,8 @@ class Refusals(TriggerCase):
         self.assertIn("(did you mean trigger?)", typo.stderr)
 
     def test_no_control_folder(self):
-        self.assert_failure(self.root, text="no job publishes its step under %s: there is no %s/.chakrashim"
-                            % (self.root, self.root))
+        self.assert_failure(self.root, text="no job publishes its step under %s: %s holds no .chakrashim folder: "
+                            "no on-demand job runs there now; one that ran has ended" % (self.root, self.root))
 
     def test_no_step_json(self):
         os.makedirs(self.control())
@@ -364,7 +364,7 @@ class Refusals(TriggerCase):
         path = os.path.join(self.root, "file")
         with open(path, "w") as f:
             f.write("x")
-        self.assert_failure(path, text="there is no %s/.chakrashim" % path)
+        self.assert_failure(path, text="there is no folder %s" % path)
 
 
 class Wait(TriggerCase):

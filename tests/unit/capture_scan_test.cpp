@@ -107,5 +107,59 @@ TEST_F(CaptureScan, WindowsOneLevelDownAreListedInStepOrder) {
       << nothing_found(dir_.string());
 }
 
+// Issue #38: link, convert and report took only a run's folders; a trace
+// root of repeated or on-demand windows (ROOT/step-S/JOB_chakra) gave them
+// "no rank has both...". scan_capture takes it, window by window.
+TEST_F(CaptureScan, ARootOfWindowsIsScannedWindowByWindowInStepOrder) {
+  for (const char* w : {"step-12", "step-2"}) {
+    touch(std::string(w) + "/0_chakra/rank-0.json");
+    touch(std::string(w) + "/0_kineto/rank-0.json");
+  }
+  touch("step-2/0_chakra.1/rank-0.json");
+  touch("step-2/0_kineto.1/rank-0.json");
+  fs::create_directories(dir_ / ".chakrashim" / "0");  // the on-demand control folder is no window
+  EXPECT_EQ(window_folders(dir_.string()),
+            (std::vector<std::string>{(dir_ / "step-2").string(), (dir_ / "step-12").string()}));
+  const auto scan = scan_capture(dir_.string());
+  ASSERT_EQ(scan.groups.size(), 3u);
+  EXPECT_EQ(scan.groups[0].label, "step-2/0");
+  EXPECT_EQ(scan.groups[1].label, "step-2/0.1");
+  EXPECT_EQ(scan.groups[2].label, "step-12/0");
+  ASSERT_EQ(scan.groups[2].ranks.size(), 1u);
+  EXPECT_TRUE(scan.groups[2].ranks[0].host_path && scan.groups[2].ranks[0].device_path);
+  // A run's own folders are scanned as before.
+  EXPECT_EQ(scan_capture((dir_ / "step-2").string()).groups[0].label, "0");
+  EXPECT_TRUE(window_folders((dir_ / "step-2").string()).empty());
+}
+
+// Issue #38: check on a parent folder said only "check the path"; it now
+// says what it found there and what it expected, windows' roots included.
+TEST_F(CaptureScan, NothingFoundSaysWhatTheFolderHoldsAndWhatWasExpected) {
+  touch("notes.txt", "x");
+  fs::create_directories(dir_ / "empty");
+  const std::string bare = nothing_found(dir_.string());
+  EXPECT_NE(bare.find("it holds 1 folder (empty/) and 1 file (notes.txt)"), std::string::npos) << bare;
+  EXPECT_NE(bare.find("expected JOB_chakra/ and JOB_kineto/ folders"), std::string::npos) << bare;
+  touch("every/step-3/0_chakra/rank-0.json");
+  touch("every/step-3/0_kineto/rank-0.json");
+  touch("fixed/0_chakra/rank-0.json");
+  const std::string found = nothing_found(dir_.string());
+  EXPECT_NE(found.find("captures one level down: " + (dir_ / "fixed").string()), std::string::npos) << found;
+  EXPECT_NE(found.find("windows of repeated or on-demand captures in " + (dir_ / "every").string()),
+            std::string::npos)
+      << found;
+}
+
+TEST_F(CaptureScan, AFileOfNeitherKindIsDescribedForWhatItIs) {
+  touch("rank.0.et", std::string("\x0a\x05\x31\x2e\x31", 5));
+  touch("notes.txt", "hello");
+  touch("other.json", "{\"x\": 1}");
+  touch("empty.json", "");
+  EXPECT_NE(describe_unknown_file((dir_ / "rank.0.et").string()).find("Chakra protobuf trace"), std::string::npos);
+  EXPECT_EQ(describe_unknown_file((dir_ / "notes.txt").string()), "is not JSON, so neither an ET nor a device trace");
+  EXPECT_NE(describe_unknown_file((dir_ / "other.json").string()).find("is JSON, but neither"), std::string::npos);
+  EXPECT_EQ(describe_unknown_file((dir_ / "empty.json").string()), "is empty");
+}
+
 }  // namespace
 }  // namespace chakrashim::tools

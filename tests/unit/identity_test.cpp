@@ -206,5 +206,17 @@ TEST(ResolveIdentity, NotesAnUnreadableRestartCountAndUsesZero) {
   EXPECT_NE(id.notes[0].find("TORCHELASTIC_RESTART_COUNT"), std::string::npos) << id.notes[0];
 }
 
+// Issue #38: with CHAKRA_RANKS=1, rank 0 captures nothing, so rank 1 must
+// print the capture line.
+TEST(SpeakingRank, IsRankZeroWithoutARankFilter) { EXPECT_EQ(speaking_rank(Config{}), 0u); }
+
+TEST(SpeakingRank, IsTheLowestRankTheFilterLetsThrough) {
+  for (const auto& [text, lowest] : std::vector<std::pair<std::string, std::uint64_t>>{{"1", 1}, {"4-7,2", 2}, {"0,3", 0}}) {
+    Config c;
+    c.ranks = config::parse_rank_list(text);
+    EXPECT_EQ(speaking_rank(c), lowest) << text;
+  }
+}
+
 }  // namespace
 }  // namespace chakrashim::target

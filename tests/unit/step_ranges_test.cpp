@@ -20,5 +20,33 @@ TEST(StepRanges, SingleStepsEmptyInputOrderAndDuplicates) {
   EXPECT_EQ(step_ranges({0, 2, 4}), "0,2,4");
 }
 
+// Issue #38: a window whose steps a GradScaler all skipped said
+// "captured steps [] (0 steps", with no word of why.
+TEST(CapturedText, NamesTheStepsKept) {
+  StepsMeta m;
+  m.start = 2;
+  m.end = 3;
+  m.captured = {2, 3};
+  EXPECT_EQ(captured_text(m), "captured steps [2-3] (2 steps");
+  m.captured = {5};
+  EXPECT_EQ(captured_text(m), "captured steps [5] (1 step");
+}
+
+TEST(CapturedText, AWindowWithOnlyAPartialStepSaysWhyAndWhichStep) {
+  StepsMeta m;
+  m.start = 3;
+  m.end = 4;
+  m.partial_last_step = 3;
+  m.reason = "signal:SIGTERM";
+  EXPECT_EQ(captured_text(m),
+            "captured no whole step of the window [3-4]: it ended (signal:SIGTERM) during step 3, so only that "
+            "partial step is kept (0 steps");
+  m.reason = "exit";
+  EXPECT_EQ(captured_text(m),
+            "captured no whole step of the window [3-4]: the job ended during step 3, before any optimizer step "
+            "completed it (an iteration whose optimizer.step() does not run is no step, as when a GradScaler "
+            "skips it on inf or nan gradients), so only that partial step is kept (0 steps");
+}
+
 }  // namespace
 }  // namespace chakrashim::writers

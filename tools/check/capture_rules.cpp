@@ -141,8 +141,8 @@ void capture_rules(const CaptureGroup& group, const std::string& display_root,
     // Loose files must be traces; folder scans skip other files quietly.
     if (!group.label.empty()) continue;
     report_for(reports, group.label, std::nullopt)
-        .findings.push_back({RuleId::files_unreadable, display_path(path, display_root) +
-                                                           " is neither an ET nor a device trace"});
+        .findings.push_back({RuleId::files_unreadable,
+                             display_path(path, display_root) + " " + describe_unknown_file(path)});
   }
   unpaired_rules(group, display_root, reports);
   if (!group.label.empty()) missing_rank_rules(group, reports);

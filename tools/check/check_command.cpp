@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,23 +60,6 @@ constexpr const char* kUsage =
     "2 usage errors.\n";
 
 int usage_error(const std::string& why) { return tools::usage_error("check", why); }
-
-// A trace root that holds no capture itself but the windows of a repeated or
-// triggered capture (docs/on-demand.md): TRACE_DIR/step-S/, each a capture of
-// its own. Their paths in step order; empty for anything else.
-std::vector<std::string> window_folders(const std::vector<std::string>& paths) {
-  std::error_code ec;
-  if (paths.size() != 1 || !fs::is_directory(paths[0], ec)) return {};
-  const ScanResult here = scan_directory(paths[0]);
-  if (!here.error.empty()) return {};
-  for (const auto& g : here.groups)
-    if (!g.ranks.empty() || !g.partials.empty() || !g.unknown.empty()) return {};  // a capture of its own
-  std::vector<std::string> below = capture_roots_below(paths[0]);
-  static const std::regex kWindow(R"(^step-[0-9]+$)");
-  for (const auto& b : below)
-    if (!std::regex_match(fs::path(b).filename().string(), kWindow)) return {};
-  return below;
-}
 
 // `check TRACE_DIR` on such a root: each window checked as it is, one after
 // the other, under a line that names it; the exit status is the worst.
@@ -146,7 +128,8 @@ int run_check_command(int argc, char** argv) {
     return usage_error(".et files are checked where `chakrashim convert` is built (it needs libprotobuf)");
 #endif
   }
-  if (const auto windows = window_folders(request.paths); !windows.empty())
+  if (const auto windows = request.paths.size() == 1 ? window_folders(request.paths[0]) : std::vector<std::string>{};
+      !windows.empty())
     return check_windows(request, windows, text, json);
   const RunResult result = run_check(request);
   if (!result.usage_error.empty()) return usage_error(result.usage_error);

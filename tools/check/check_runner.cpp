@@ -57,7 +57,7 @@ std::optional<ScanResult> scan_paths(const std::vector<std::string>& paths, std:
   }
   ScanResult scan;
   if (paths.size() == 1 && fs::is_directory(paths[0], ec)) {
-    scan = scan_directory(paths[0]);
+    scan = scan_capture(paths[0]);
     display_root = display_root_of(paths[0]);
   } else {
     for (const auto& p : paths) {

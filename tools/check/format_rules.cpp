@@ -45,7 +45,8 @@ const std::array<Rule, kRuleCount> kRules = {{
     {files_partial, "files.partial", E, "no .partial file is left behind",
      "a writer did not finish (crash or kill); re-run, or remove the leftover"},
     {files_unreadable, "files.unreadable", E, "every trace file can be read",
-     "check the path and permissions; a file that is neither trace kind cannot be checked"},
+     "give the capture's ETs (JOB_chakra/rank-R.json) and device traces (JOB_kineto/rank-R.json[.gz]), "
+     "or their folder, readable by you"},
     {ranks_missing, "ranks.missing", E, "every rank of the world size wrote its files",
      "that rank did not capture; check its log for a [chakrashim rank R] line"},
     {ranks_unpaired, "ranks.unpaired", E, "each rank has both its ET and its device trace",

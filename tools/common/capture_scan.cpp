@@ -210,16 +210,104 @@ std::vector<std::string> capture_roots_below(const std::string& dir) {
   return out;
 }
 
+namespace {
+// "a, b, c and 4 more"
+std::string first_few(const std::vector<std::string>& items) {
+  std::string list;
+  for (std::size_t i = 0; i < items.size() && i < 5; ++i) list += (i ? ", " : "") + items[i];
+  if (items.size() > 5) list += " and " + std::to_string(items.size() - 5) + " more";
+  return list;
+}
+
+// What a folder holds, for a user who gave the wrong one:
+//   "it holds 2 folders (a/, b/) and 1 file (notes.txt)"   "it is empty"
+std::string contents_of(const std::string& dir) {
+  std::vector<std::string> folders, files;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_directory(ec)) folders.push_back(name + "/");
+    else files.push_back(name);
+  }
+  if (folders.empty() && files.empty()) return "it is empty";
+  std::sort(folders.begin(), folders.end(), natural_less);
+  std::sort(files.begin(), files.end(), natural_less);
+  const auto counted = [](const std::vector<std::string>& v, const char* what) {
+    return std::to_string(v.size()) + " " + what + (v.size() == 1 ? "" : "s") + " (" + first_few(v) + ")";
+  };
+  std::string out = "it holds ";
+  if (!folders.empty()) out += counted(folders, "folder");
+  if (!folders.empty() && !files.empty()) out += " and ";
+  if (!files.empty()) out += counted(files, "file");
+  return out;
+}
+}  // namespace
+
 std::string nothing_found(const std::string& dir) {
   const auto below = capture_roots_below(dir);
-  if (below.empty()) {
-    return "no capture in " + dir +
-           ": no JOB_chakra/ or JOB_kineto/ folder and no trace file in it, nor one level down";
+  // Trace roots of repeated or on-demand captures lie two levels down
+  // (ROOT/step-S/JOB_chakra): name them too, as the commands take them.
+  std::vector<std::string> window_roots;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if (entry.is_directory(ec) && !window_folders(entry.path().string()).empty())
+      window_roots.push_back(entry.path().string());
+  std::sort(window_roots.begin(), window_roots.end(), natural_less);
+  const std::string expected = "expected JOB_chakra/ and JOB_kineto/ folders (or step-S/ folders of them), or "
+                               "trace files, in it";
+  if (below.empty() && window_roots.empty())
+    return "no capture in " + dir + ": " + contents_of(dir) + "; " + expected + " or one level down";
+  std::string where;
+  if (!below.empty()) where += "captures one level down: " + first_few(below);
+  if (!window_roots.empty())
+    where += std::string(where.empty() ? "" : "; ") + "windows of repeated or on-demand captures in " +
+             first_few(window_roots);
+  return "no capture in " + dir + " itself (" + expected + "); " + where + " (give one of them)";
+}
+
+std::string describe_unknown_file(const std::string& path) {
+  const std::string name = fs::path(path).filename().string();
+  if (name.size() > 3 && name.compare(name.size() - 3, 3, ".et") == 0)
+    return "is a Chakra protobuf trace (what `chakrashim convert` writes for ASTRA-sim), not a capture file";
+  files::ByteStream stream(path);
+  if (!stream.ok()) return "cannot be read (" + stream.error() + ")";
+  std::string head(256, '\0');
+  const auto n = stream.sgetn(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(std::max<std::streamsize>(n, 0)));
+  if (!stream.ok()) return "cannot be read (" + stream.error() + ")";
+  const auto first = head.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return "is empty";
+  if (head[first] != '{') return "is not JSON, so neither an ET nor a device trace";
+  return "is JSON, but neither an ET (keys schema, nodes) nor a device trace (key traceEvents)";
+}
+
+std::vector<std::string> window_folders(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return {};
+  const ScanResult here = scan_directory(dir);
+  if (!here.error.empty()) return {};
+  for (const auto& g : here.groups)
+    if (!g.ranks.empty() || !g.partials.empty() || !g.unknown.empty()) return {};  // a capture of its own
+  std::vector<std::string> below = capture_roots_below(dir);
+  static const std::regex kWindow(R"(^step-[0-9]+$)");
+  for (const auto& b : below)
+    if (!std::regex_match(fs::path(b).filename().string(), kWindow)) return {};
+  return below;
+}
+
+ScanResult scan_capture(const std::string& dir) {
+  const auto windows = window_folders(dir);
+  if (windows.empty()) return scan_directory(dir);
+  ScanResult all;
+  for (const auto& w : windows) {
+    ScanResult one = scan_directory(w);
+    const std::string window = fs::path(w).filename().string();
+    for (auto& g : one.groups) {
+      g.label = window + "/" + g.label;
+      all.groups.push_back(std::move(g));
+    }
   }
-  std::string list;
-  for (std::size_t i = 0; i < below.size() && i < 5; ++i) list += (i ? ", " : "") + below[i];
-  if (below.size() > 5) list += " and " + std::to_string(below.size() - 5) + " more";
-  return "no capture in " + dir + " itself; captures one level down: " + list + " (give one of them)";
+  return all;
 }
 
 ScanResult group_files(const std::vector<std::string>& paths) {

@@ -64,11 +64,30 @@ ScanResult scan_directory(const std::string& dir);
 // JOB_kineto/ folders: where a capture is when `dir` holds none itself.
 std::vector<std::string> capture_roots_below(const std::string& dir);
 
-// Where a scan of `dir` found nothing, in one line for the user:
-//   "no capture in /t: no JOB_chakra/ or JOB_kineto/ folder and no trace file in it,
-//    nor in its subfolders"
-//   "no capture in /t itself; captures one level down: /t/a, /t/b (give one of them)"
+// Where a scan of `dir` found nothing, in one line for the user: what it
+// found, and what was expected:
+//   "no capture in /t: it holds 1 file (a.txt); expected JOB_chakra/ and JOB_kineto/ folders
+//    (or step-S/ folders of them), or trace files, in it or one level down"
+//   "no capture in /t itself (expected ...); captures one level down: /t/a; windows of
+//    repeated or on-demand captures in /t/rep (give one of them)"
 std::string nothing_found(const std::string& dir);
+
+// What a file that is neither trace kind is, after its name:
+//   "x/rank.0.et" -> "is a Chakra protobuf trace (what `chakrashim convert` writes ...), not a capture file"
+//   "notes.txt"   -> "is not JSON, so neither an ET nor a device trace"
+std::string describe_unknown_file(const std::string& path);
+
+// A trace root that holds no capture itself but the windows of a repeated or
+// triggered capture (docs/on-demand.md): TRACE_DIR/step-S/, each a capture of
+// its own. Their paths in step order; empty for anything else.
+//   "/t" with /t/step-2/0_chakra, /t/step-12/0_chakra -> {"/t/step-2", "/t/step-12"}
+std::vector<std::string> window_folders(const std::string& dir);
+
+// scan_directory, except that a trace root of windows (window_folders) is
+// scanned window by window, each group labelled "step-S/JOB[.i]": every
+// command takes every layout the shim writes (fixed, repeated, on demand,
+// restarts).
+ScanResult scan_capture(const std::string& dir);
 ScanResult group_files(const std::vector<std::string>& paths);
 
 }  // namespace chakrashim::tools

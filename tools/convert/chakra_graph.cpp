@@ -227,7 +227,10 @@ void GraphBuilder::drop_dangling() {
   kept_.assign(nodes_.size(), 0);
   for (const std::uint32_t i : order_) {
     kept_[i] = !graph_[i].data_deps.empty() || needed[i];
-    if (!kept_[i]) ++out_.stats.dropped_dangling;
+    if (!kept_[i]) {
+      ++out_.stats.dropped_dangling;
+      if (parent_[i] == kNone || parent_[i] == i) ++out_.stats.dropped_roots;  // the root is its own parent
+    }
   }
 }
 

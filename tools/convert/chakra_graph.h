@@ -38,6 +38,10 @@ struct ChakraNode {
 
 struct GraphStats {
   std::uint64_t converted = 0, dropped_dangling = 0, written = 0;
+  // Of the dropped: nodes without a parent of their own (the ET's root, whose
+  // parent is itself): dropping them
+  // loses nothing ASTRA-sim runs.
+  std::uint64_t dropped_roots = 0;
   std::uint64_t collectives = 0, sends = 0, receives = 0;
   // make_sim_ready's work: host c10d collectives written as COMM_COLL (also
   // counted in `collectives`), ctrl deps on nodes not written, removed,

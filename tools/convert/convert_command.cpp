@@ -150,6 +150,7 @@ int run_convert_command(int argc, char** argv) {
       std::fprintf(stderr, "chakrashim convert: %s\n", plan.error.c_str());
       return 1;
     }
+    for (const auto& w : plan.warnings) std::fprintf(stderr, "chakrashim convert: warning: %s\n", w.c_str());
     // As link does: progress in ranks, a line per rank only where it is read.
     const ConvertOptions options = options_of(a);
     const auto run = run_ranks(plan.jobs, a.jobs, a.quiet, "converting", [&options](ConvertJob job) {

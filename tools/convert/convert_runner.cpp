@@ -173,6 +173,7 @@ ConvertPlan plan_convert(const std::string& dir, const std::string& prefix) {
   if (plan_linked_folder(self, prefix, plan)) return plan;
   const link::CapturePlan captured = link::plan_capture(dir, "", false);
   plan.skipped = captured.skipped;
+  plan.warnings = captured.warnings;
   if (!captured.error.empty()) {
     plan.error = captured.error;
     return plan;
@@ -302,6 +303,17 @@ std::string totals_line(const std::vector<ConvertResult>& results, double second
   return tools::totals_line(totals, seconds);
 }
 
+std::string unconnected_text(const GraphStats& s) {
+  // chakra_converter's "dangling" nodes, said in words a user can judge.
+  const std::uint64_t n = s.dropped_dangling, roots = s.dropped_roots;
+  std::string out = std::to_string(n) + (n == 1 ? " node" : " nodes") +
+                    " left out, as chakra_converter does (no dependency to or from " +
+                    (n == 1 ? "it" : "them") + ")";
+  if (roots == n) return out + (n == 1 ? ": the ET's root, harmless" : ": roots, harmless");
+  return out + ": " + std::to_string(n - roots) + " op" + (n - roots == 1 ? "" : "s") +
+         " that ASTRA-sim will not run (docs/convert.md)";
+}
+
 std::string summary_line(const ConvertResult& r) {
   const std::string who = "rank " + std::to_string(r.rank) + ": ";
   if (!r.ok) return who + "error: " + r.error;
@@ -315,7 +327,7 @@ std::string summary_line(const ConvertResult& r) {
   line += std::to_string(s.written) + " nodes (" + std::to_string(s.collectives) + " collectives, " +
           std::to_string(s.sends) + " sends, " + std::to_string(s.receives) + " receives)";
   if (s.host_collectives > 0) line += ", " + std::to_string(s.host_collectives) + " from host c10d ops";
-  if (s.dropped_dangling > 0) line += ", " + std::to_string(s.dropped_dangling) + " dropped as dangling";
+  if (s.dropped_dangling > 0) line += ", " + unconnected_text(s);
   if (r.sim.threads > 0) {
     std::snprintf(time, sizeof time, "%.3f ms", static_cast<double>(r.sim.gap_ns) / 1e6);
     line += std::string(", ") + time + " of gaps kept";

@@ -47,6 +47,7 @@ ConvertResult convert_one(const ConvertJob& job, std::atomic<std::uint64_t>* pro
 struct ConvertPlan {
   std::vector<ConvertJob> jobs;
   std::vector<std::string> skipped;  // ranks that cannot be converted, as lines
+  std::vector<std::string> warnings;  // ranks the capture should hold and lacks (missing_ranks.h)
   std::string error;
 };
 
@@ -78,7 +79,15 @@ std::string default_output_for(const std::string& input);
 //   "chakrashim convert: 512 ranks converted, 0 failed; 512 linked in memory; 9216 nodes written; 3.10 s; .et in /t/0_et"
 std::string totals_line(const std::vector<ConvertResult>& results, double seconds);
 
-// "rank 0: 18050 nodes (21 collectives, 0 sends, 0 receives), 1 dropped as dangling -> OUT (0.9 s)"
+// "rank 0: 18050 nodes (21 collectives, 0 sends, 0 receives), 1 node left out, as chakra_converter
+//  does (no dependency to or from it): the ET's root, harmless -> OUT (0.9 s)"
 std::string summary_line(const ConvertResult& r);
+
+// chakra_converter's "dangling" nodes, in words a user can judge:
+//   {1 dropped, 1 root}  -> "1 node left out, as chakra_converter does (no dependency to or
+//                            from it): the ET's root, harmless"
+//   {3 dropped, 1 root}  -> "... (no dependency to or from them): 2 ops that ASTRA-sim will not run
+//                            (docs/convert.md)"
+std::string unconnected_text(const GraphStats& s);
 
 }  // namespace chakrashim::tools::convert

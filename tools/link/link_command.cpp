@@ -121,6 +121,7 @@ int run_link_command(int argc, char** argv) {
     std::fprintf(stderr, "chakrashim link: %s\n", plan.error.c_str());
     return 1;
   }
+  for (const auto& w : plan.warnings) std::fprintf(stderr, "chakrashim link: warning: %s\n", w.c_str());
   const auto run = run_ranks(plan.jobs, a.jobs, a.quiet, "linking", link_rank);
   const bool rank_lines = rank_lines_wanted(run.results.size(), a.verbose, a.quiet);
   const int status = report(run.results, plan.skipped, rank_lines);

@@ -10,6 +10,7 @@
 #include "common/capture_scan.h"
 #include "common/chunk_pipe.h"
 #include "common/et_reader.h"
+#include "common/missing_ranks.h"
 #include "common/pair_identity.h"
 #include "common/rank_totals.h"
 #include "common/tool_schema.h"
@@ -215,7 +216,7 @@ RankResult link_rank(const RankJob& given) {
 
 CapturePlan plan_capture(const std::string& dir, const std::string& output_dir, bool gzip) {
   CapturePlan plan;
-  const ScanResult scan = scan_directory(dir);
+  const ScanResult scan = scan_capture(dir);
   if (!scan.error.empty()) {
     plan.error = dir + ": " + scan.error;
     return plan;
@@ -227,16 +228,19 @@ CapturePlan plan_capture(const std::string& dir, const std::string& output_dir, 
   }
   const std::string file_name_suffix = gzip ? ".json.gz" : ".json";
   for (const CaptureGroup& g : scan.groups) {
+    if (std::string missing = missing_ranks_line(g); !missing.empty()) plan.warnings.push_back(std::move(missing));
     std::string out_dir = output_dir;
     if (out_dir.empty()) {
       const fs::path host_dir(g.host_dir.empty() ? g.device_dir : g.host_dir);
-      if (g.label.empty()) {
+      // JOB_chakra[.i] -> JOB_linked[.i] beside it, named from the folder
+      // (a window's group label is "step-S/JOB[.i]").
+      const auto folder = parse_folder_name(host_dir.filename().string());
+      if (g.label.empty() || !folder) {
         out_dir = (fs::path(dir) / "linked").string();
       } else {
-        const auto dot = g.label.find('.');
-        const std::string name = dot == std::string::npos ? g.label + "_linked"
-                                                          : g.label.substr(0, dot) + "_linked" + g.label.substr(dot);
-        out_dir = (host_dir.parent_path() / name).string();
+        out_dir = (host_dir.parent_path() / (folder->job + "_linked" +
+                                             (folder->index ? "." + std::to_string(folder->index) : std::string())))
+                      .string();
       }
     }
     for (const RankFiles& r : g.ranks) {

@@ -55,6 +55,7 @@ RankPlan plan_rank(const RankJob& job);
 struct CapturePlan {
   std::vector<RankJob> jobs;
   std::vector<std::string> skipped;  // ranks without both files, as lines
+  std::vector<std::string> warnings;  // ranks the capture should hold and lacks (missing_ranks.h)
   std::string error;
 };
 CapturePlan plan_capture(const std::string& dir, const std::string& output_dir, bool gzip);

@@ -96,6 +96,7 @@ int run_report_command(int argc, char** argv) {
   request.want_timeline = !html_path.empty();
   const Report report = run_report(request);
   if (!report.usage_error.empty()) return usage_error(report.usage_error);
+  for (const auto& w : report.warnings) std::fprintf(stderr, "chakrashim report: warning: %s\n", w.c_str());
   if (text.ranks) {
     for (const auto& g : report.groups)
       for (const auto& r : g.ranks) text.ranks->push_back(r.rank);

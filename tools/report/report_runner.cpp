@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include "check/check_runner.h"
+#include "common/missing_ranks.h"
 #include "common/progress.h"
 #include "common/rank_pool.h"
 
@@ -89,6 +90,8 @@ Report run_report(const ReportRequest& request) {
     for (std::size_t i = 0; i < jobs.size(); ++i)
       if (jobs[i].group == g) group.ranks.push_back(std::move(stats[i]));
     if (group.ranks.empty()) continue;
+    if (std::string missing = missing_ranks_line(scan->groups[g]); !missing.empty())
+      report.warnings.push_back(std::move(missing));
     std::vector<RankStepTimes> times;
     for (const auto& r : group.ranks)
       if (r.error.empty()) times.emplace_back(r.rank, &r.steps);

@@ -36,6 +36,7 @@ struct GroupReport {
 struct Report {
   std::string root;  // the trace root, as displayed
   std::vector<GroupReport> groups;
+  std::vector<std::string> warnings;  // ranks a run should hold and lacks (missing_ranks.h)
   std::string usage_error;  // set when the paths cannot be reported at all
 };
 

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/capture_scan.h"
 #include "config/value_grammar.h"
 #include "files/small_file.h"
 
@@ -152,14 +153,42 @@ std::vector<JobFolder> list_job_folders(const std::string& trace_dir, bool& exis
   return out;
 }
 
+namespace {
+
+// Without a control folder: what the trace folder says of the job, so that
+// a job that has ended is said to have ended (issue #38), rather than only
+// how to start one. A running on-demand job keeps TRACE_DIR/.chakrashim; it
+// removes it when it exits.
+std::string why_no_control_folder(const std::string& root) {
+  const std::string start = "start the job with CHAKRA_ON_DEMAND=1 and CHAKRA_TRACE_DIR=" + root;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(root, ec)) return "there is no folder " + root + " (" + start + ")";
+  const std::string none = root + " holds no .chakrashim folder";
+  if (const auto windows = window_folders(root); !windows.empty()) {
+    const std::string more =
+        windows.size() > 1 ? " and " + std::to_string(windows.size() - 1) + " more window" +
+                                 (windows.size() > 2 ? "s" : "")
+                           : "";
+    return none + ", so the job that wrote " + windows.back() + more +
+           " has ended (an on-demand job removes its .chakrashim folder when it exits; " + start + " to ask again)";
+  }
+  const ScanResult scan = scan_directory(root);
+  for (const auto& g : scan.groups) {
+    if (g.ranks.empty() || (g.host_dir.empty() && g.device_dir.empty())) continue;
+    return none + ": the job that wrote " + (g.host_dir.empty() ? g.device_dir : g.host_dir) +
+           " was not started with CHAKRA_ON_DEMAND=1, or has ended (" + start + ")";
+  }
+  return none + ": no on-demand job runs there now; one that ran has ended (" + start + ")";
+}
+
+}  // namespace
+
 JobChoice choose_job(const std::string& trace_dir, const std::optional<std::string>& wanted, double now_s) {
   const std::string root = trimmed(trace_dir);
   const std::string base = root + "/.chakrashim";
   bool exists = false;
   const auto jobs = list_job_folders(root, exists);
-  if (!exists)
-    return fail(1, "no job publishes its step under " + root + ": there is no " + base +
-                       " (start the job with CHAKRA_ON_DEMAND=1 and CHAKRA_TRACE_DIR=" + root + ")");
+  if (!exists) return fail(1, "no job publishes its step under " + root + ": " + why_no_control_folder(root));
   if (wanted) {
     const auto it = std::find_if(jobs.begin(), jobs.end(), [&](const JobFolder& j) { return j.job_id == *wanted; });
     if (it == jobs.end())

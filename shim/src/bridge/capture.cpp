@@ -60,6 +60,15 @@ void Capture::attach(const chakrashim_capture_config& config) {
     cb.registered = [this] { on_hooks_registered(); };
     cb.no_step_open = [this] { return open_markers_.load() == 0; };
     cb.give_up = [this] { return dead() || exiting_.load(); };
+    cb.several_optimizers = [this](std::size_t n) {
+      // Said once, at info (the rank that speaks for the job), as soon as
+      // it is clear: before the window, when the fix still helps.
+      const std::string k = std::to_string(n);
+      log_info(k + " optimizers step in turn in this job (a GAN's generator and discriminator?): each of their "
+               "steps counts as a step, so a window of N steps holds about N/" + k + " iterations; to count one "
+               "step per iteration, set CHAKRA_STEP_MARKER to the name of a record that ends each iteration "
+               "(README, Configuration)");
+    };
     hooks_.start(std::move(cb));
   }
   scheduler_.configure(&config_);

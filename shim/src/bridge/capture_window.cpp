@@ -251,9 +251,16 @@ std::optional<std::uint64_t> Capture::close_partial_step(bool force) {
 void Capture::warn_if_never_armed() {
   const std::uint64_t markers = markers_seen_.load();
   if (markers > 0) {
+    // Steps are optimizer steps taken: iterations whose step a GradScaler
+    // skipped (inf or nan gradients) never count, which the job cannot see
+    // from here at no cost; said, so that "3 steps" in a 10-iteration job
+    // is understood (issue #38).
+    const std::string taken = markers == 1 ? "step 0" : "steps 0-" + std::to_string(markers - 1);
     log_warn("the window was never reached: the job completed " + std::to_string(markers) +
-             " optimizer steps, and capture starts at CHAKRA_START_STEP=" +
-             std::to_string(config_.start_step) + " (steps count from 0)");
+             " optimizer steps (" + taken + "), and capture starts at CHAKRA_START_STEP=" +
+             std::to_string(config_.start_step) +
+             " (steps count from 0). Steps are optimizer steps taken: an iteration whose optimizer.step() "
+             "did not run is no step, as when a GradScaler skips it on inf or nan gradients");
   } else if (optimizer_records_seen_.load() > 0) {
     log_warn("no step marker '" + marker_ +
              "' was seen, though the job ran optimizer records: a torch.compile'd optimizer "

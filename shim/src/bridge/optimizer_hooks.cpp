@@ -58,12 +58,30 @@ void* OptimizerHooks::pre_hook(void*, void*) {
   return py.none;
 }
 
-void* OptimizerHooks::post_hook(void*, void*) {
+void* OptimizerHooks::post_hook(void*, void* args) {
   if (t_depth > 0) --t_depth;
-  if (t_depth == 0 && g_hooks && g_hooks->callbacks_.step_ended) g_hooks->callbacks_.step_ended();
+  if (t_depth == 0 && g_hooks) {
+    g_hooks->note_optimizer(args);
+    if (g_hooks->callbacks_.step_ended) g_hooks->callbacks_.step_ended();
+  }
   const PythonApi& py = python();
   py.inc_ref(py.none);
   return py.none;
+}
+
+void OptimizerHooks::note_optimizer(void* args) {
+  // torch calls a global post hook as hook(optimizer, args, kwargs): our
+  // builtin's args are that tuple, and the optimizer object's address is
+  // its identity while it lives. Two compares and a store a step.
+  const PythonApi& py = python();
+  if (!py.tuple_size || !py.tuple_get_item || !args || py.tuple_size(args) < 1) return;
+  void* optimizer = py.tuple_get_item(args, 0);
+  if (!optimizer) {
+    py.err_clear();
+    return;
+  }
+  const auto found = pattern_.on_step(reinterpret_cast<std::uintptr_t>(optimizer), outermost_steps_++);
+  if (found && callbacks_.several_optimizers) callbacks_.several_optimizers(found->optimizers);
 }
 
 void OptimizerHooks::start(Callbacks callbacks) {

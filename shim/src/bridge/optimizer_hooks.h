@@ -26,7 +26,10 @@
 #include <semaphore.h>
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
+
+#include "window/optimizer_pattern.h"
 
 namespace chakrashim::bridge {
 
@@ -42,6 +45,9 @@ class OptimizerHooks {
     std::function<bool()> no_step_open;
     // The process is a forked child or exiting: stop trying.
     std::function<bool()> give_up;
+    // Several optimizers step in turn (window/optimizer_pattern.h): called
+    // once, with the GIL held, from the step that made it clear.
+    std::function<void(std::size_t optimizers)> several_optimizers;
   };
 
   // Starts trying to register; returns at once. Once per process.
@@ -54,6 +60,8 @@ class OptimizerHooks {
  private:
   static void* pre_hook(void* self, void* args);
   static void* post_hook(void* self, void* args);
+  // The optimizer that took an outermost step, into pattern_ (GIL held).
+  void note_optimizer(void* args);
   // On the registering thread, holding no lock of ours: one try, with the
   // GIL. True once the hooks are in.
   bool try_register();
@@ -66,6 +74,10 @@ class OptimizerHooks {
   std::atomic<bool> running_{false};  // a registering thread is alive
   std::atomic<bool> no_thread_{false};  // one could not be started: never tried again
   sem_t wakeup_;                      // try_again's wake-up (sem_post never blocks)
+  // Which optimizer took each outermost step. Read and written only in the
+  // post hook, which Python calls with the GIL held: the GIL is its lock.
+  window::OptimizerPattern pattern_;
+  std::uint64_t outermost_steps_ = 0;
 };
 
 }  // namespace chakrashim::bridge

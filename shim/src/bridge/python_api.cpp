@@ -32,6 +32,8 @@ PythonApi load() {
   bind(a.dec_ref, "Py_DecRef");
   bind(a.err_clear, "PyErr_Clear");
   bind(a.err_occurred, "PyErr_Occurred");
+  bind(a.tuple_size, "PyTuple_Size");
+  bind(a.tuple_get_item, "PyTuple_GetItem");
   a.none = ::dlsym(RTLD_DEFAULT, "_Py_NoneStruct");
   return a;
 }

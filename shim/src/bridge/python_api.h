@@ -38,6 +38,9 @@ struct PythonApi {
   void (*dec_ref)(Obj) = nullptr;                              // Py_DecRef
   void (*err_clear)() = nullptr;                               // PyErr_Clear
   Obj (*err_occurred)() = nullptr;                             // PyErr_Occurred
+  // Optional (not in usable()): the optimizer a step hook is called for.
+  long (*tuple_size)(Obj) = nullptr;                           // PyTuple_Size (ssize_t)
+  Obj (*tuple_get_item)(Obj, long) = nullptr;                  // PyTuple_GetItem, borrowed
   Obj none = nullptr;                                          // &_Py_NoneStruct
 
   bool usable() const;

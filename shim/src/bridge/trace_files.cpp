@@ -395,9 +395,7 @@ void write_window(WindowOutput& o) {
     finish_device_capture(o);
     write_device_trace(o, summary, failures);
   }
-  const std::size_t n = steps.captured.size();
-  std::string line = "captured steps [" + writers::step_ranges(steps.captured) + "] (" + std::to_string(n) +
-                     (n == 1 ? " step, " : " steps, ") + std::to_string(ops) + " ops";
+  std::string line = writers::captured_text(steps) + ", " + std::to_string(ops) + " ops";
   if (o.device) {
     const auto& cupti = o.trailer.cupti;
     if (cupti == "ok") {

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "config/launcher_vars.h"
+#include "preload/profile_hint.h"
 #include "preload/stub_abi.h"
 
 extern char** environ;
@@ -97,9 +98,22 @@ static int wanted(const char* entry, long n) {
   return 0;
 }
 
+/* One pass: is CHAKRA_PROFILE there? Without it, other CHAKRA_* variables
+ * mean a user who forgot it: profile_hint.c says so at exit. */
 static int profile_variable_present(void) {
-  for (char** e = environ; e && *e; ++e)
-    if ((*e)[0] == 'C' && same_prefix(*e, "CHAKRA_PROFILE=", 15)) return 1;
+  const char* first_other = NULL;
+  int others = 0;
+  for (char** e = environ; e && *e; ++e) {
+    if ((*e)[0] != 'C' || !same_prefix(*e, "CHAKRA_", 7)) continue;
+    if (same_prefix(*e, "CHAKRA_PROFILE=", 15)) return 1;
+    /* A malformed entry without '=' (getenv never sees it), or a bare
+     * "CHAKRA_PROFILE", is no variable of ours (found by stub_env_fuzz). */
+    const long n = name_length(*e);
+    if (n < 0 || (n == 14 && same_prefix(*e, "CHAKRA_PROFILE", 14))) continue;
+    if (!first_other) first_other = *e;
+    ++others;
+  }
+  if (others) chakrashim_profile_hint_arm(first_other, others);
   return 0;
 }
 

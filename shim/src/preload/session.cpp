@@ -36,10 +36,10 @@ void Session::start(const chakrashim_stub_view& view) {
   identity_ = target::resolve_identity(env, effective);
   log::set_rank(identity_.rank);
   // At 512 ranks, 512 capture lines say one thing: at the default level only
-  // rank 0 speaks at info; the others print warnings and errors (a rank
-  // that fails to write still says so). CHAKRA_LOG_LEVEL, when set, is
-  // taken as asked on every rank.
-  if (identity_.rank != 0 && !env.get("CHAKRA_LOG_LEVEL") &&
+  // the lowest capturing rank speaks at info (target::speaking_rank); the
+  // others print warnings and errors (a rank that fails to write still says
+  // so). CHAKRA_LOG_LEVEL, when set, is taken as asked on every rank.
+  if (identity_.rank != target::speaking_rank(effective) && !env.get("CHAKRA_LOG_LEVEL") &&
       effective.log_level == config::LogLevel::info)
     log::set_level(config::LogLevel::warn);
 

@@ -19,4 +19,23 @@ std::string step_ranges(std::vector<std::uint64_t> steps) {
   return out;
 }
 
+std::string captured_text(const StepsMeta& steps) {
+  const std::size_t n = steps.captured.size();
+  const std::string count = "(" + std::to_string(n) + (n == 1 ? " step" : " steps");
+  if (n > 0 || !steps.partial_last_step) return "captured steps [" + step_ranges(steps.captured) + "] " + count;
+  const std::string window =
+      steps.start == steps.end ? std::to_string(steps.start)
+                               : std::to_string(steps.start) + "-" + std::to_string(steps.end);
+  const std::string p = std::to_string(*steps.partial_last_step);
+  const std::string opening = "captured no whole step of the window [" + window + "]: ";
+  // A signal or the memory cap says why itself; only an exit inside the
+  // first step hides one.
+  if (steps.reason != "exit")
+    return opening + "it ended (" + steps.reason + ") during step " + p + ", so only that partial step is kept " +
+           count;
+  return opening + "the job ended during step " + p +
+         ", before any optimizer step completed it (an iteration whose optimizer.step() does not run is no step, "
+         "as when a GradScaler skips it on inf or nan gradients), so only that partial step is kept " + count;
+}
+
 }  // namespace chakrashim::writers

@@ -66,6 +66,7 @@ TEST(ChakraGraph, WalkTurnsCallOrderIntoDataDeps) {
   // The process node has no deps and nothing depends on it: dropped.
   EXPECT_EQ(b.ids(), (Deps{1, 2, 3, 4, 5, 6, 7, 8}));
   EXPECT_EQ(b.graph.stats.dropped_dangling, 1u);
+  EXPECT_EQ(b.graph.stats.dropped_roots, 1u);  // the root, its own parent: said to be harmless
   EXPECT_EQ(b.at(1).data_deps, Deps{});
   EXPECT_EQ(b.at(3).data_deps, Deps{1});
   EXPECT_EQ(b.at(4).data_deps, Deps{3});

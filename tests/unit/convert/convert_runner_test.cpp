@@ -61,6 +61,19 @@ TEST(ConvertSummary, SaysHowTheRankWasLinked) {
             "/t/0_et/rank.4.et (0.50 s)");
 }
 
+// Issue #38: "1 dropped as dangling" said neither what nor whether it
+// matters. The ET's root is harmless; an op left out is not run by ASTRA-sim.
+TEST(ConvertSummary, SaysWhatTheNodesLeftOutAreAndWhetherItMatters) {
+  GraphStats s;
+  s.dropped_dangling = 1;
+  s.dropped_roots = 1;
+  EXPECT_EQ(unconnected_text(s),
+            "1 node left out, as chakra_converter does (no dependency to or from it): the ET's root, harmless");
+  s.dropped_dangling = 3;
+  EXPECT_EQ(unconnected_text(s), "3 nodes left out, as chakra_converter does (no dependency to or from them): 2 ops "
+                                 "that ASTRA-sim will not run (docs/convert.md)");
+}
+
 // Issue #34: a link step that throws while the rank's reader runs beside it.
 // The reader is joined (told first, on the text path, that no more ET+
 // comes) and the exception reaches the caller; with a std::thread there,

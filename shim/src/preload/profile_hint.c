@@ -1,0 +1,99 @@
+/* See profile_hint.h. Nothing here runs unless the constructor armed it,
+ * and the exit handler is registered only then (atexit, not a destructor):
+ * an ordinary process does not even touch this file's pages (a destructor
+ * cost every process one more page fault at exit, bench_startup's faults
+ * column). One that set CHAKRA_* variables without CHAKRA_PROFILE pays, at
+ * exit, a few getenv calls and at most one read of its parent's /proc
+ * environ. */
+#define _GNU_SOURCE
+#include "preload/profile_hint.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char g_first_name[128];
+static int g_count;
+
+static void chakrashim_profile_hint_say(void);
+
+__attribute__((visibility("hidden"))) void chakrashim_profile_hint_arm(const char* first_entry, int count) {
+  size_t n = 0;
+  while (first_entry[n] && first_entry[n] != '=' && n + 1 < sizeof g_first_name) {
+    g_first_name[n] = first_entry[n];
+    ++n;
+  }
+  g_first_name[n] = '\0';
+  g_count = count;
+  /* Runs at exit(), as a destructor would; a process that ends by a signal
+   * or _exit (a forked DataLoader worker) says nothing. Registered once:
+   * the stub's constructor arms once, but a second arm (stub_env_fuzz scans
+   * many environments) must not print the line twice. */
+  static int registered;
+  if (!registered && atexit(chakrashim_profile_hint_say) == 0) registered = 1;
+  if (!registered) g_count = 0;
+}
+
+/* The rank this process has by docs/design.md section 4.1's precedence; -1
+ * without a launcher. */
+static long launcher_rank(void) {
+  static const char* const names[] = {"CHAKRA_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK",
+                                      "PMI_RANK", "MV2_COMM_WORLD_RANK", "SLURM_PROCID"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
+    const char* v = getenv(names[i]);
+    if (v && *v) return strtol(v, NULL, 10);
+  }
+  return -1;
+}
+
+/* Does the parent process say it too? It does when it runs under the same
+ * mistake: our library preloaded, CHAKRA_* variables, no CHAKRA_PROFILE
+ * (torchrun's agent above its workers, a job above its DataLoader workers or
+ * subprocesses). Then this process stays silent: one line per job. */
+static int parent_says_it(void) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%ld/environ", (long)getppid());
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  static char env[1 << 16];
+  size_t used = 0;
+  ssize_t got;
+  while (used < sizeof env - 1 && (got = read(fd, env + used, sizeof env - 1 - used)) > 0) used += (size_t)got;
+  close(fd);
+  env[used] = '\0';
+  int preloaded = 0, profile = 0, ours = 0;
+  for (size_t i = 0; i < used; i += strlen(env + i) + 1) {
+    const char* e = env + i;
+    if (strncmp(e, "LD_PRELOAD=", 11) == 0 && strstr(e, "libchakrashim")) preloaded = 1;
+    else if (strncmp(e, "CHAKRA_PROFILE=", 15) == 0) profile = 1;
+    else if (strncmp(e, "CHAKRA_", 7) == 0) ours = 1;
+  }
+  return preloaded && ours && !profile;
+}
+
+static void chakrashim_profile_hint_say(void) {
+  if (g_count == 0) return;
+  const int saved = errno; /* the job's errno stays as it was */
+  const long rank = launcher_rank();
+  if ((rank <= 0) && !parent_says_it()) {
+    char line[512];
+    const int n = g_count > 1
+                      ? snprintf(line, sizeof line,
+                                 "[chakrashim] warning: %s and %d more CHAKRA_* variables are set, but not "
+                                 "CHAKRA_PROFILE: capture was off, nothing was captured (set CHAKRA_PROFILE=1; "
+                                 "chakra-run sets it)\n",
+                                 g_first_name, g_count - 1)
+                      : snprintf(line, sizeof line,
+                                 "[chakrashim] warning: %s is set, but not CHAKRA_PROFILE: capture was off, "
+                                 "nothing was captured (set CHAKRA_PROFILE=1; chakra-run sets it)\n",
+                                 g_first_name);
+    if (n > 0) {
+      ssize_t ignored = write(STDERR_FILENO, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+      (void)ignored;
+    }
+  }
+  errno = saved;
+}

@@ -1,0 +1,107 @@
+#include "common/missing_ranks.h"
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "config/value_grammar.h"
+#include "files/byte_stream.h"
+
+namespace chakrashim::tools {
+
+namespace {
+
+// The metadata object is a few hundred bytes at the very end; 64 KiB leaves
+// room for a long CHAKRA_RANKS text and whatever a later version adds.
+constexpr std::size_t kTailBytes = 64 * 1024;
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The last kTailBytes of the file's text: a seek for a plain file, a pass
+// through zlib for a gzip one (zlib cannot seek backwards cheaply).
+std::string read_tail(const std::string& path) {
+  if (!ends_with(path, ".gz")) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return {};
+    in.seekg(0, std::ios::end);
+    const std::streamoff size = in.tellg();
+    const std::streamoff from = size > static_cast<std::streamoff>(kTailBytes) ? size - kTailBytes : 0;
+    in.seekg(from);
+    std::string out(static_cast<std::size_t>(size - from), '\0');
+    in.read(out.data(), static_cast<std::streamsize>(out.size()));
+    return in ? out : std::string();
+  }
+  std::string tail;
+  files::ByteStream stream(path, [&](std::string_view chunk, std::uint64_t) {
+    tail.append(chunk);
+    if (tail.size() > 2 * kTailBytes) tail.erase(0, tail.size() - kTailBytes);
+  });
+  std::istream in(&stream);
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+  }
+  return stream.ok() ? tail : std::string();
+}
+
+std::string rank_list(const std::vector<std::uint64_t>& ranks) {
+  std::string out;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    out += (out.empty() ? "" : ",") + std::to_string(ranks[i]);
+    if (j > i) out += "-" + std::to_string(ranks[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<RankExpectation> expectation_from_tail(std::string_view tail) {
+  const auto key = tail.rfind("\"chakrashim\"");
+  if (key == std::string_view::npos) return std::nullopt;
+  const auto open = tail.find('{', key);
+  const auto close = tail.rfind('}');  // the document's own closing brace
+  if (open == std::string_view::npos || close == std::string_view::npos || close <= open) return std::nullopt;
+  const auto meta = nlohmann::json::parse(tail.substr(open, close - open), nullptr, false);
+  if (!meta.is_object() || !meta.contains("ranks") || !meta["ranks"].is_object()) return std::nullopt;
+  const auto& ranks = meta["ranks"];
+  RankExpectation out;
+  if (ranks.contains("world_size") && ranks["world_size"].is_number_unsigned())
+    out.world_size = ranks["world_size"].get<std::uint64_t>();
+  if (ranks.contains("filter") && ranks["filter"].is_string()) out.filter = ranks["filter"].get<std::string>();
+  return out;
+}
+
+std::vector<std::uint64_t> missing_ranks(const CaptureGroup& group, const RankExpectation& expected) {
+  std::vector<std::uint64_t> out;
+  if (!expected.world_size) return out;
+  std::optional<config::RankSet> filter;
+  if (expected.filter) filter = config::parse_rank_list(*expected.filter);
+  for (std::uint64_t r = 0; r < *expected.world_size; ++r) {
+    if (filter && !filter->contains(r)) continue;
+    const bool there = std::any_of(group.ranks.begin(), group.ranks.end(), [r](const RankFiles& f) { return f.rank == r; });
+    if (!there) out.push_back(r);
+  }
+  return out;
+}
+
+std::string missing_ranks_line(const CaptureGroup& group) {
+  const auto with_device = std::find_if(group.ranks.begin(), group.ranks.end(),
+                                        [](const RankFiles& f) { return f.device_path.has_value(); });
+  if (group.label.empty() || with_device == group.ranks.end()) return {};
+  const auto expected = expectation_from_tail(read_tail(*with_device->device_path));
+  if (!expected) return {};
+  const auto missing = missing_ranks(group, *expected);
+  if (missing.empty()) return {};
+  std::vector<std::uint64_t> present;
+  for (const auto& f : group.ranks) present.push_back(f.rank);
+  return "run " + group.label + ": " + (missing.size() == 1 ? "rank " : "ranks ") + rank_list(missing) +
+         " of world size " + std::to_string(*expected->world_size) + (missing.size() == 1 ? " has" : " have") +
+         " no files (only " + (present.size() == 1 ? "rank " : "ranks ") + rank_list(present) +
+         (present.size() == 1 ? " is" : " are") + " there); `chakrashim check` says more";
+}
+
+}  // namespace chakrashim::tools
