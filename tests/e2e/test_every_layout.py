@@ -324,6 +324,21 @@ class CaptureOff(unittest.TestCase):
             r = run([PYTHON, "-c", "pass"], clean_env(LD_PRELOAD=PRELOAD, CHAKRA_START_STEP=3, **quiet))
             self.assertEqual(r.stderr, "", quiet)
 
+    def test_the_line_at_exit_never_kills_a_process_whose_stderr_reader_is_gone(self):
+        # A program other than Python keeps SIGPIPE's default action: with
+        # the line at exit a plain write into a pipe nobody reads, `perl -e
+        # 'exit 3'` died of SIGPIPE (-13) instead of exiting 3. (perl: it
+        # leaves stderr open at exit; coreutils' programs close it first.)
+        read_end, write_end = os.pipe()
+        os.close(read_end)
+        try:
+            p = subprocess.run(["perl", "-e", "exit 3"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=write_end, timeout=60,
+                               env=clean_env(LD_PRELOAD=PRELOAD, CHAKRA_START_STEP=3, CHAKRA_TRACE_DIR="/tmp/t"))
+        finally:
+            os.close(write_end)
+        self.assertEqual(p.returncode, 3)
+
 
 if __name__ == "__main__":
     unittest.main()

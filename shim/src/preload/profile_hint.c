@@ -10,9 +10,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static char g_first_name[128];
@@ -74,6 +76,25 @@ static int parent_says_it(void) {
   return preloaded && ours && !profile;
 }
 
+/* write(2) to stderr that cannot kill the process: a process whose stderr
+ * is a pipe its reader closed would get SIGPIPE, and one that keeps SIGPIPE's
+ * default action (a shell, a compiler: anything but Python) would die of it
+ * at exit, changing its exit status. SIGPIPE is blocked around the write and
+ * the one it raised, if any, taken back; one already pending stays. */
+static void write_without_sigpipe(const char* text, size_t n) {
+  sigset_t pipe_only, old, pending;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  if (sigprocmask(SIG_BLOCK, &pipe_only, &old) != 0) return;  /* say nothing rather than risk it */
+  const int was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+  const ssize_t wrote = write(STDERR_FILENO, text, n);
+  if (wrote < 0 && errno == EPIPE && !was_pending) {
+    const struct timespec now = {0, 0};
+    (void)sigtimedwait(&pipe_only, NULL, &now);
+  }
+  sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
 static void chakrashim_profile_hint_say(void) {
   if (g_count == 0) return;
   const int saved = errno; /* the job's errno stays as it was */
@@ -90,10 +111,7 @@ static void chakrashim_profile_hint_say(void) {
                                  "[chakrashim] warning: %s is set, but not CHAKRA_PROFILE: capture was off, "
                                  "nothing was captured (set CHAKRA_PROFILE=1; chakra-run sets it)\n",
                                  g_first_name);
-    if (n > 0) {
-      ssize_t ignored = write(STDERR_FILENO, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
-      (void)ignored;
-    }
+    if (n > 0) write_without_sigpipe(line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
   }
   errno = saved;
 }
