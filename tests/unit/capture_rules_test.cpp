@@ -1,5 +1,6 @@
 // Unit tests for the capture-wide rules (tools/check/capture_rules.h).
 #include "check/capture_rules.h"
+#include "common/missing_ranks.h"
 
 #include <gtest/gtest.h>
 

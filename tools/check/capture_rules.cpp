@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "check/rank_check.h"
+#include "common/missing_ranks.h"
 #include "config/value_grammar.h"
 
 namespace chakrashim::tools::check {
@@ -118,18 +119,6 @@ void missing_rank_rules(const CaptureGroup& group, std::vector<RankReport>& repo
 }
 
 }  // namespace
-
-std::string rank_ranges(const std::vector<std::uint64_t>& ranks) {
-  std::string out;
-  for (std::size_t i = 0; i < ranks.size();) {
-    std::size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    out += (out.empty() ? "" : ",") + std::to_string(ranks[i]);
-    if (j > i) out += "-" + std::to_string(ranks[j]);
-    i = j + 1;
-  }
-  return out;
-}
 
 void capture_rules(const CaptureGroup& group, const std::string& display_root,
                    std::vector<RankReport>& reports) {

@@ -16,7 +16,4 @@ namespace chakrashim::tools::check {
 void capture_rules(const CaptureGroup& group, const std::string& display_root,
                    std::vector<RankReport>& reports);
 
-// "1-3,5" for {1,2,3,5}.
-std::string rank_ranges(const std::vector<std::uint64_t>& ranks);
-
 }  // namespace chakrashim::tools::check

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "check/capture_rules.h"
+#include "common/missing_ranks.h"
 #include "check/rank_rules.h"
 
 namespace chakrashim::tools::check {

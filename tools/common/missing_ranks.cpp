@@ -45,7 +45,9 @@ std::string read_tail(const std::string& path) {
   return stream.ok() ? tail : std::string();
 }
 
-std::string rank_list(const std::vector<std::uint64_t>& ranks) {
+}  // namespace
+
+std::string rank_ranges(const std::vector<std::uint64_t>& ranks) {
   std::string out;
   for (std::size_t i = 0; i < ranks.size();) {
     std::size_t j = i;
@@ -56,8 +58,6 @@ std::string rank_list(const std::vector<std::uint64_t>& ranks) {
   }
   return out;
 }
-
-}  // namespace
 
 std::optional<RankExpectation> expectation_from_tail(std::string_view tail) {
   const auto key = tail.rfind("\"chakrashim\"");
@@ -98,9 +98,9 @@ std::string missing_ranks_line(const CaptureGroup& group) {
   if (missing.empty()) return {};
   std::vector<std::uint64_t> present;
   for (const auto& f : group.ranks) present.push_back(f.rank);
-  return "run " + group.label + ": " + (missing.size() == 1 ? "rank " : "ranks ") + rank_list(missing) +
+  return "run " + group.label + ": " + (missing.size() == 1 ? "rank " : "ranks ") + rank_ranges(missing) +
          " of world size " + std::to_string(*expected->world_size) + (missing.size() == 1 ? " has" : " have") +
-         " no files (only " + (present.size() == 1 ? "rank " : "ranks ") + rank_list(present) +
+         " no files (only " + (present.size() == 1 ? "rank " : "ranks ") + rank_ranges(present) +
          (present.size() == 1 ? " is" : " are") + " there); `chakrashim check` says more";
 }
 

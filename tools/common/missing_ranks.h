@@ -31,6 +31,9 @@ std::optional<RankExpectation> expectation_from_tail(std::string_view tail);
 // no file in `group`, in order.
 std::vector<std::uint64_t> missing_ranks(const CaptureGroup& group, const RankExpectation& expected);
 
+// "1-3,5" for {1,2,3,5}: how every command writes a set of ranks.
+std::string rank_ranges(const std::vector<std::uint64_t>& ranks);
+
 // One line for the user, empty when no rank is missing or the files do not
 // say the world size (one device trace's end is read):
 //   "run 0: rank 1 of world size 2 has no files (only rank 0 is there); `chakrashim check` says more"

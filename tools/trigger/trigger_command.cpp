@@ -15,6 +15,7 @@
 
 #include "check/capture_rules.h"
 #include "check/check_command.h"
+#include "common/missing_ranks.h"
 #include "common/options.h"
 #include "config/value_grammar.h"
 #include "trigger/control_folder.h"
@@ -124,7 +125,7 @@ std::int64_t unix_now_ns() {
 // "ranks 0-7", "rank 0", "ranks 0,2 (CHAKRA_RANKS=0,2 of world size 8)", "rank 0 (one process)"
 std::string ranks_text(const ExpectedRanks& expected, const window::StepNote& note) {
   const auto& r = expected.ranks;
-  std::string out = r.empty() ? "no rank" : (r.size() == 1 ? "rank " : "ranks ") + check::rank_ranges(r);
+  std::string out = r.empty() ? "no rank" : (r.size() == 1 ? "rank " : "ranks ") + rank_ranges(r);
   if (note.world_size < 0) return out + " (one process)";
   if (note.ranks)
     out += " (CHAKRA_RANKS=" + *note.ranks + " of world size " + std::to_string(note.world_size) + ")";
@@ -132,7 +133,7 @@ std::string ranks_text(const ExpectedRanks& expected, const window::StepNote& no
 }
 
 std::string some_ranks(const std::vector<std::uint64_t>& ranks) {
-  return (ranks.size() == 1 ? "rank " : "ranks ") + check::rank_ranges(ranks);
+  return (ranks.size() == 1 ? "rank " : "ranks ") + rank_ranges(ranks);
 }
 
 // What keeps the window from being complete, in one clause:
@@ -142,7 +143,7 @@ std::string incomplete_text(const WindowStatus& s, const std::vector<std::uint64
   const auto add = [&](const std::string& part) { out += (out.empty() ? "" : "; ") + part; };
   if (!s.missing.empty()) {
     add(s.missing.size() == expected.size() ? "no rank wrote anything (" + some_ranks(expected) + " expected)"
-                                            : some_ranks(s.missing) + " of " + check::rank_ranges(expected) +
+                                            : some_ranks(s.missing) + " of " + rank_ranges(expected) +
                                                   " wrote nothing");
   }
   if (!s.writing.empty())
