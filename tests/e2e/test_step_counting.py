@@ -126,27 +126,29 @@ class SkippedSteps(CaptureCase):
     reached, the line says which steps were taken and why iterations may
     outnumber them."""
 
+    def the_one_line(self, inf_from):
+        """grad_scaler.py with inf gradients from iteration `inf_from`, a
+        window of steps 3-4: the job's one line of ours."""
+        r = run_job("grad_scaler.py", [8, "--inf-from", inf_from],
+                    job_env(self.trace_dir, CHAKRA_START_STEP=3, CHAKRA_END_STEP=4))
+        self.assert_ran(r)
+        ours = [l for l in r.stderr.splitlines() if l.startswith("[chakrashim")]
+        self.assertEqual(len(ours), 1, r.stderr)
+        return ours[0]
+
     def test_a_window_whose_steps_are_all_skipped_says_so_with_the_steps(self):
         # The window arms at the end of step 2; every later iteration is
         # skipped, so the job ends inside step 3.
-        r = run_job("grad_scaler.py", [8, "--inf-from", 3], job_env(self.trace_dir, CHAKRA_START_STEP=3,
-                                                                     CHAKRA_END_STEP=4))
-        self.assert_ran(r)
-        ours = [l for l in r.stderr.splitlines() if l.startswith("[chakrashim")]
-        self.assertEqual(len(ours), 1, r.stderr)
-        self.assertNotIn("captured steps []", ours[0])
-        self.assertIn("captured no whole step of the window [3-4]: the job ended during step 3", ours[0])
-        self.assertIn("as when a GradScaler skips it on inf or nan gradients", ours[0])
+        line = self.the_one_line(3)
+        self.assertNotIn("captured steps []", line)
+        self.assertIn("captured no whole step of the window [3-4]: the job ended during step 3", line)
+        self.assertIn("as when a GradScaler skips it on inf or nan gradients", line)
 
     def test_a_window_the_skipped_steps_never_reach_says_which_steps_were_taken(self):
-        r = run_job("grad_scaler.py", [8, "--inf-from", 2], job_env(self.trace_dir, CHAKRA_START_STEP=3,
-                                                                     CHAKRA_END_STEP=4))
-        self.assert_ran(r)
-        ours = [l for l in r.stderr.splitlines() if l.startswith("[chakrashim")]
-        self.assertEqual(len(ours), 1, r.stderr)
+        line = self.the_one_line(2)
         self.assertIn("the job completed 2 optimizer steps (steps 0-1), and capture starts at CHAKRA_START_STEP=3",
-                      ours[0])
-        self.assertIn("a GradScaler skips it on inf or nan gradients", ours[0])
+                      line)
+        self.assertIn("a GradScaler skips it on inf or nan gradients", line)
         self.assertFalse(os.path.exists(self.trace_dir))
 
 
