@@ -167,6 +167,22 @@ def start_ranks(cmd, env, world_size=2, **popen):
             for rank in range(world_size)]
 
 
+def capture_ddp_gloo(test, root, steps=6, start=2, end=4):
+    """A 2-rank DDP job over gloo (tests/e2e/jobs/ddp_gloo.py) captured under
+    the preload into `root`, steps start..end. Skips the test where gloo
+    cannot connect on the loopback (seen on loaded machines, with or without
+    the shim); any other failure fails it."""
+    job = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e", "jobs", "ddp_gloo.py")
+    procs = start_ranks([PYTHON, job, str(steps)],
+                        clean_env(LD_PRELOAD=PRELOAD, CHAKRA_PROFILE=1, CHAKRA_TRACE_DIR=root,
+                                  CHAKRA_START_STEP=start, CHAKRA_END_STEP=end),
+                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    outputs = [p.communicate(timeout=300)[0] for p in procs]
+    if any(p.returncode != 0 for p in procs) and any("Gloo connectFullMesh" in o for o in outputs):
+        test.skipTest("gloo could not connect on loopback (flaky on a loaded machine, with or without the shim)")
+    test.assertEqual([p.returncode for p in procs], [0, 0], "\n".join(outputs))
+
+
 def run_on_pty(cmd, env):
     """Runs cmd with its stdout and stderr on a pseudo-terminal, as a user at
     a terminal runs it (isatty() is true: progress bars are drawn). Returns

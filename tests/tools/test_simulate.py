@@ -166,14 +166,7 @@ def capture_example(root, start=3, end=5, steps=8):
 
 
 def capture_gloo(test, root):
-    procs = ct.start_ranks([ct.PYTHON, os.path.join(JOBS, "ddp_gloo.py"), "6"],
-                           ct.clean_env(LD_PRELOAD=PRELOAD, CHAKRA_PROFILE=1, CHAKRA_TRACE_DIR=root,
-                                        CHAKRA_START_STEP=2, CHAKRA_END_STEP=4),
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    outputs = [p.communicate(timeout=300)[0] for p in procs]
-    if any(p.returncode != 0 for p in procs) and any("Gloo connectFullMesh" in o for o in outputs):
-        test.skipTest("gloo could not connect on loopback (flaky on a loaded machine, with or without the shim)")
-    test.assertEqual([p.returncode for p in procs], [0, 0], "\n".join(outputs))
+    ct.capture_ddp_gloo(test, root)
 
 
 def host_collective_bytes(et_path):
