@@ -167,7 +167,8 @@ int run_convert_command(int argc, char** argv) {
       return 1;
     }
     if (!groups.empty() && !a.quiet) std::printf("%s\n", groups.c_str());
-    for (const auto& w : world_warnings(run.results)) std::printf("warning: %s\n", w.c_str());
+    // plan.warnings holds only the missing-rank lines: said once.
+    for (const auto& w : world_warnings(run.results, !plan.warnings.empty())) std::printf("warning: %s\n", w.c_str());
     if (!a.quiet) std::printf("%s\n", totals_line(run.results, run.seconds).c_str());
     return plan.skipped.empty() ? status : 1;
   }

@@ -233,7 +233,7 @@ std::string write_comm_groups(const std::vector<ConvertResult>& results, std::st
          " (ASTRA-sim's --comm-group-configuration)";
 }
 
-std::vector<std::string> world_warnings(const std::vector<ConvertResult>& results) {
+std::vector<std::string> world_warnings(const std::vector<ConvertResult>& results, bool missing_said) {
   std::uint64_t world = 0, comm = 0;
   std::vector<std::uint64_t> ranks;
   for (const auto& r : results) {
@@ -264,7 +264,7 @@ std::vector<std::string> world_warnings(const std::vector<ConvertResult>& result
   for (std::uint64_t r = 0; r < world; ++r) {
     if (std::find(ranks.begin(), ranks.end(), r) == ranks.end()) missing.push_back(r);
   }
-  if (!missing.empty()) {
+  if (!missing.empty() && !missing_said) {
     std::string list;
     for (std::size_t i = 0; i < missing.size() && i < 8; ++i) list += (i ? "," : "") + std::to_string(missing[i]);
     if (missing.size() > 8) list += ",... (" + std::to_string(missing.size()) + " in all)";

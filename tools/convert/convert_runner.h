@@ -69,7 +69,9 @@ std::string write_comm_groups(const std::vector<ConvertResult>& results, std::st
 // world above 1 (the process groups' size, else the ranks converted)
 // without any collective, and ranks below the world size not converted.
 //   "a world of 2 ranks converted without any collective: ASTRA-sim will simulate no communication (...)"
-std::vector<std::string> world_warnings(const std::vector<ConvertResult>& results);
+// `missing_said`: the capture's plan already named the ranks without files
+// (missing_ranks.h): then the missing ranks are not said a second time.
+std::vector<std::string> world_warnings(const std::vector<ConvertResult>& results, bool missing_said = false);
 
 // The .et name for a single ET+ without --output: "linked.0.json.gz" ->
 // "linked.0.et".
