@@ -98,7 +98,7 @@ function(chakra_link_bridge_deps)
     return()
   endif()
   message(STATUS "chakrashim: torch uses the pre-C++11 std::string ABI: the bridge links "
-                 "copies of chakrashim_logic and chakrashim_collector built with it")
+                 "copies of chakrashim_common, _gzip, _logic, _validate and _collector built with it")
   # Their imported dependencies, found again here: imported targets are seen
   # only in the folder that found them.
   find_package(ZLIB REQUIRED)
