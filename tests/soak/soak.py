@@ -461,30 +461,36 @@ class Soak:
         extra += [f"abs/{f}" for f in os.listdir(outside) if f != "traces"]
         if extra:
             fails.append(f"stray files outside the trace folder: {extra}")
-        # Only the job's outcome differs (no hang, every file as it must be):
-        # settle() asks the job without the shim again before blaming us.
-        outcome_only = bool(outcome) and not r.hung and len(fails) == len(outcome)
+        # Only the job's outcome differs, or it hung (every file as it must
+        # be): settle() asks the job without the shim again before blaming us.
+        outcome_only = bool(fails) and len(fails) == len(outcome) + int(r.hung)
+        r.bound = bound
         if fails and not r.hung:
             fails.append(f"stderr (last 3000 chars):\n{r.err[-3000:]}")
         s["secs"] = r.secs
         return fails, r, outcome_only
 
     def settle(self, s, r, fails):
-        """A run whose only findings are its exit status or stdout: runs the
-        job without the shim up to TWIN_RERUNS more times. If one ends as the
-        run did, the run's outcome is the job's own (s["verdict"] =
-        ALSO_WITHOUT, no failure of the shim's); otherwise the failures
-        stand, saying how many more runs without the shim ended otherwise.
-        Findings about files or a hang are the shim's whatever the twin does:
-        run() calls this only when there are none."""
+        """A run whose only findings are its exit status or stdout, or that
+        hung: runs the job without the shim up to TWIN_RERUNS more times
+        (each within the run's time bound). If one ends as the run did (hung
+        too, or with the same status and stdout), the run's outcome is the
+        job's own (s["verdict"] = ALSO_WITHOUT, no failure of the shim's);
+        otherwise the failures stand, saying how many more runs without the
+        shim ended otherwise. Findings about files are the shim's whatever
+        the twin does: run() calls this only when there are none. (Seed
+        11359 hung in CI: a DataLoader worker forked just before the job's
+        os._exit outlived it, 2 runs in 24 without the shim; the job's
+        workers now die with it, tests/soak/soak_worker.py.)"""
         for n in range(1, TWIN_RERUNS + 1):
-            again = run_twin(s)
-            if not outcome_differences(s, r, again):
+            again = run_twin(s, bound=r.bound)
+            if (again.hung if r.hung else not again.hung and not outcome_differences(s, r, again)):
                 s["verdict"] = ALSO_WITHOUT
-                s["verdict_detail"] = (f"the job without the shim ended the same way in its rerun {n} "
-                                       f"(exit status {again.rc}); first run: exit status "
-                                       f"{self.twin(s).rc}\n  the job without the shim, stderr (last 2000 "
-                                       f"chars):\n{again.err[-2000:]}")
+                ended = "hung too" if r.hung else f"ended the same way (exit status {again.rc})"
+                s["verdict_detail"] = (f"the job without the shim {ended} in its rerun {n}; first run: "
+                                       f"exit status {self.twin(s).rc}\n  the job without the shim, "
+                                       f"stderr (last 2000 chars):\n{again.err[-2000:]}"
+                                       + (f"\n  its stacks:\n{again.stacks}" if again.hung else ""))
                 return []
         # On the first finding's second line: signature() groups by first lines.
         first, _, rest = fails[0].partition("\n")
@@ -492,9 +498,10 @@ class Soak:
         return [first + "\n" + more + ("\n" + rest if rest else "")] + fails[1:]
 
 
-def run_twin(s):
+def run_twin(s, bound=600):
     """The job of `s` run once without the shim, under the same fault (a
-    gloo or port flake of the launch retried, as for the run)."""
+    gloo or port flake of the launch retried, as for the run), within
+    `bound` seconds (then it hung, and was killed)."""
     base = tempfile.mkdtemp(prefix="chakra-soak-twin-")
     try:
         for d in ("cwd", "tmp"):
@@ -503,7 +510,7 @@ def run_twin(s):
         env = clean_env(TMPDIR=os.path.join(base, "tmp"), OMP_NUM_THREADS=1,
                         PATH=os.environ["PATH"])
         for _ in range(3):
-            r = execute(job_cmd(s, trace), env, os.path.join(base, "cwd"), 600)
+            r = execute(job_cmd(s, trace), env, os.path.join(base, "cwd"), bound)
             if not gloo_flake(r):
                 break
         r.cwd_files = [f for f in files_under(os.path.join(base, "cwd"))

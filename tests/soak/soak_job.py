@@ -192,8 +192,11 @@ def batches():
     from torch.utils.data import DataLoader, TensorDataset
     ctx = "spawn" if "spawn" in args.kind else "fork"
     data = TensorDataset(x.repeat(4, 1), y.repeat(4, 1))
+    import functools
+    import soak_worker  # beside this file; a spawned worker imports it by name
     loader = DataLoader(data, batch_size=8, num_workers=2, multiprocessing_context=ctx,
-                        persistent_workers="persistent" in args.kind)
+                        persistent_workers="persistent" in args.kind,
+                        worker_init_fn=functools.partial(soak_worker.die_with_parent, os.getpid()))
     while True:
         for bx, by in loader:  # an epoch of 4 steps; a fresh pair of workers each
             yield bx, by

@@ -98,6 +98,8 @@ class Verdict(unittest.TestCase):
         soak.execute = self.execute
         self.twin_ends = []  # the exit status of each run without the shim, in turn
         self.twin_runs = 0
+        self.twin_bounds = []
+        self.shim_end = 1
         self.stray = False  # the run under the shim leaves a file in its working folder
         self.out = "rank 0 step 0 loss 1.0\nrank 1 step 0 loss 1.0\n"
 
@@ -107,11 +109,14 @@ class Verdict(unittest.TestCase):
     def execute(self, cmd, env, cwd, bound):
         if "CHAKRA_PROFILE" not in env:
             self.twin_runs += 1
+            self.twin_bounds.append(bound)
             rc = self.twin_ends.pop(0) if self.twin_ends else 0
         else:
-            rc = 1  # rank 1 aborted: torchrun exits 1
+            rc = self.shim_end  # 1: rank 1 aborted, torchrun exits 1
             if self.stray:
                 open(os.path.join(cwd, "core"), "w").close()
+        if rc == "hung":  # killed at its bound, as execute() does
+            return soak.Result(-9, self.out[:23], "", bound, hung=True, stacks="(stacks)")
         err = "terminate called without an active exception\n" if rc else ""
         return soak.Result(rc, self.out, err, 1.0)
 
@@ -138,6 +143,37 @@ class Verdict(unittest.TestCase):
         self.assertEqual(soak.signature(fails), "exit status 1, without the shim 0")
         self.assertNotIn("verdict", s)
         self.assertEqual(self.twin_runs, 1 + soak.TWIN_RERUNS)
+
+    def hung_scenario(self):
+        # Seed 11359 as CI drew it: a DataLoader worker outlived the job's
+        # os._exit (torch's race, 2 runs in 24 without the shim).
+        s = soak.draw(11359)
+        self.assertEqual((s["kind"], s["fault"]), ("loader-fork", "os_exit"))
+        self.shim_end = "hung"
+        return s
+
+    def test_a_hang_the_job_also_has_without_the_shim_is_not_blamed_on_it(self):
+        self.twin_ends = [5, 5, "hung"]
+        s = self.hung_scenario()
+        self.assertEqual(soak.Soak().run(s), [])
+        self.assertEqual(s.get("verdict"), "also fails without the shim")
+        self.assertIn("hung too in its rerun 2", s["verdict_detail"])
+        self.assertEqual(self.twin_runs, 3)
+        # Each rerun within the run's own bound, not the first twin's 600 s.
+        self.assertEqual(self.twin_bounds[0], 600)
+        self.assertEqual(self.twin_bounds[1:], [self.run_bound(s)] * 2)
+
+    def test_a_hang_the_job_never_has_without_the_shim_is_the_shims(self):
+        self.twin_ends = [5] * 11
+        s = self.hung_scenario()
+        fails = soak.Soak().run(s)
+        self.assertTrue(fails and fails[0].startswith("hung: no end within"), fails)
+        self.assertIn("ran 10 more times: none ended as this run did", fails[0])
+        self.assertNotIn("verdict", s)
+        self.assertEqual(self.twin_runs, 1 + soak.TWIN_RERUNS)
+
+    def run_bound(self, s):
+        return 2 * 1.0 + s["env"]["CHAKRA_EXIT_TIMEOUT"] + 45
 
     def test_other_findings_are_the_shims_whatever_the_twin_does(self):
         # A stray file beside the exit status: no rerun excuses that.
