@@ -13,6 +13,7 @@ import os
 import pty
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -29,6 +30,14 @@ WITH_TORCH = os.environ.get("CHAKRASHIM_TEST_WITH_TORCH", "0") == "1"
 # team's shared fixtures folder beside the checkout).
 GOLDEN_DIR = os.environ.get("CHAKRASHIM_TEST_GOLDEN_DIR") or os.path.join(
     SOURCE_DIR, "..", "shared", "fixtures", "chakra-link")
+
+# A test started from a background shell (`cmd &` without job control)
+# inherits SIGINT ignored, and so would every job it starts: CPython then
+# installs no KeyboardInterrupt handler, the shim rightly leaves an ignored
+# signal alone, and the tests that send SIGINT see nothing happen. Jobs get
+# the disposition a terminal gives them.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def golden_missing(path):
