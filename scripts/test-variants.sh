@@ -143,14 +143,27 @@ tests_fuzz() { ctest --test-dir "$root/build-fuzz" --output-on-failure -j "$jobs
 
 status=0
 summary=()
-timed() {  # NAME FUNCTION: runs it, notes its time and verdict; its status
-  local name=$1 t0 rc=0 result=ok
+# The CPU seconds of this shell's finished children so far, in CPU_NOW
+# (scripts/test.sh).
+cpu_file=$(mktemp)
+trap 'rm -f "$cpu_file"' EXIT
+cpu_now() {  # sets CPU_NOW
+  times >"$cpu_file"
+  CPU_NOW=$(awk 'END { t = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); sub("s", "", a[2]); t += a[1] * 60 + a[2] }
+             printf "%d", t }' "$cpu_file")
+}
+timed() {  # NAME FUNCTION: runs it, notes its time, CPU time and verdict; its status
+  local name=$1 t0 c0 cpu rc=0 result=ok
   t0=$(date +%s)
+  cpu_now
+  c0=$CPU_NOW
   log "$name: start"
   "$2" || rc=$?
   [ $rc -eq 0 ] || { result=FAILED; status=1; }
-  summary+=("$name $(( $(date +%s) - t0 )) $result")
-  log "$name: $result in $(( $(date +%s) - t0 )) s"
+  cpu_now
+  cpu=$(( CPU_NOW - c0 ))
+  summary+=("$name $(( $(date +%s) - t0 )) $result $cpu")
+  log "$name: $result in $(( $(date +%s) - t0 )) s (CPU $cpu s)"
   return $rc
 }
 for part in "${parts[@]}"; do
@@ -166,7 +179,7 @@ if [ -n "${CHAKRA_CI_TIMES:-}" ]; then
 else
   for line in "${summary[@]}"; do
     set -- $line
-    log "$(printf '%-11s %5s s  %s' "$1" "$2" "$3")"
+    log "$(printf '%-11s %5s s  CPU %5s s  %s' "$1" "$2" "$4" "$3")"
   done
 fi
 exit $status
