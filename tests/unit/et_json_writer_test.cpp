@@ -114,7 +114,8 @@ void end(Thread& t, std::uint64_t seq, std::uint64_t handle, std::uint64_t tid =
 }
 
 json write(std::vector<Thread*> threads, EtWriteStats* stats = nullptr,
-           std::string* text_out = nullptr) {
+           std::string* text_out = nullptr, const std::string& process_groups = "",
+           std::uint64_t process_groups_tid = 0) {
   std::vector<EtThreadStream> streams;
   for (auto* t : threads) {
     EtThreadStream s;
@@ -127,6 +128,8 @@ json write(std::vector<Thread*> threads, EtWriteStats* stats = nullptr,
   h.time = "2026-01-02 03:04:05";
   h.start_ts = 1000;
   h.finish_ts = 2000;
+  h.process_groups = process_groups;
+  h.process_groups_tid = process_groups_tid;
   files::StringSink sink;
   EXPECT_TRUE(write_et_json(sink, h, streams, stats));
   if (text_out) *text_out = sink.text();
@@ -474,6 +477,79 @@ TEST(EtJsonWriter, StringIndexOutOfRangeIsCorrupt) {
   const json et = write({&t}, &stats);
   EXPECT_EQ(et["nodes"].size(), 1u);
   EXPECT_GE(stats.corrupt, 1u);
+}
+
+// The process-group node whose record missed a short window (issue #39):
+// written from the known answer, once, under the stepping thread's node, as
+// torch records it (a USER_SCOPE node whose one input is the JSON text).
+TEST(EtJsonWriter, AMissingProcessGroupNodeIsWrittenFromTheAnswer) {
+  Thread t;
+  start(t, {.seq = 1, .handle = 11, .tid = 3, .name = "aten::add"});
+  end(t, 2, 11, 3);
+  const std::string pg = R"([{"pg_name": "0", "pg_desc": "default_pg", "ranks": [0, 1]}])";
+  EtWriteStats stats;
+  const json et = write({&t}, &stats, nullptr, pg, 3);
+  EXPECT_TRUE(stats.process_groups_added);
+  std::vector<json> found;
+  for (const auto& n : et["nodes"])
+    if (n["name"] == "## process_group:init ##") found.push_back(n);
+  ASSERT_EQ(found.size(), 1u);
+  const json& node = found[0];
+  EXPECT_EQ(node["inputs"]["values"], json::array({pg}));
+  EXPECT_EQ(node["inputs"]["types"], json::array({"String"}));
+  EXPECT_EQ(node["inputs"]["shapes"], json::array({json::array()}));
+  EXPECT_EQ(attr(node, "scope"), 7);
+  EXPECT_EQ(attr(node, "tid"), 3);
+  // Under the thread's node (the op's parent), with an id of its own.
+  const json& op = et["nodes"][1];
+  ASSERT_EQ(op["name"], "aten::add");
+  EXPECT_EQ(node["ctrl_deps"], op["ctrl_deps"]);
+  EXPECT_GT(node["id"], op["id"]);
+  EXPECT_EQ(json::parse(node["inputs"]["values"][0].get<std::string>())[0]["pg_desc"], "default_pg");
+}
+
+TEST(EtJsonWriter, ARecordedProcessGroupNodeIsNotWrittenTwice) {
+  Thread t;
+  start(t, {.seq = 1, .handle = 11, .tid = 1, .scope = 7, .name = "## process_group:init ##"},
+        [&](Encoder& e) {
+          e.value_kind(ValueKind::string);
+          const std::string text = "[]";
+          e.u32(static_cast<std::uint32_t>(text.size()));
+          e.raw(text.data(), text.size());
+          return 1u;
+        });
+  end(t, 2, 11, 1);
+  EtWriteStats stats;
+  const json et = write({&t}, &stats, nullptr, "[{\"pg_name\": \"0\"}]", 1);
+  EXPECT_FALSE(stats.process_groups_added);
+  int count = 0;
+  for (const auto& n : et["nodes"]) count += n["name"] == "## process_group:init ##";
+  EXPECT_EQ(count, 1);
+}
+
+TEST(EtJsonWriter, WithoutAnAnswerNoProcessGroupNodeIsMade) {
+  Thread t;
+  start(t, {.seq = 1, .handle = 11, .name = "aten::add"});
+  end(t, 2, 11);
+  EtWriteStats stats;
+  const json et = write({&t}, &stats);
+  EXPECT_FALSE(stats.process_groups_added);
+  for (const auto& n : et["nodes"]) EXPECT_NE(n["name"], "## process_group:init ##");
+}
+
+// A thread that recorded nothing in the window (the stepping thread ran no
+// op): the node gets a thread node of its own.
+TEST(EtJsonWriter, TheProcessGroupNodeMakesItsThreadNodeIfNeeded) {
+  Thread t;
+  start(t, {.seq = 1, .handle = 11, .tid = 2, .name = "aten::add"});
+  end(t, 2, 11, 2);
+  const json et = write({&t}, nullptr, nullptr, "[]", 5);
+  const auto& nodes = et["nodes"];
+  ASSERT_EQ(nodes.size(), 5u);  // thread 2, add, thread 5, the node, root
+  EXPECT_EQ(nodes[2]["name"], "[pytorch|profiler|execution_trace|thread]");
+  EXPECT_EQ(attr(nodes[2], "tid"), 5);
+  EXPECT_EQ(nodes[3]["name"], "## process_group:init ##");
+  EXPECT_EQ(nodes[3]["ctrl_deps"], nodes[2]["id"]);
 }
 
 }  // namespace

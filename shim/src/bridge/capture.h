@@ -177,6 +177,9 @@ class Capture {
   // When the memory cap was hit (ns), 0 before.
   std::atomic<std::int64_t> cut_at_ns_{0};
   std::atomic<std::uint64_t> stepping_tid_{0};
+  // Its RecordFunction thread id, taken at arm (capture lock held): the
+  // native ET's tid of the thread, for a process-group node the writer adds.
+  std::uint64_t stepping_rf_tid_ = 0;
   std::optional<files::Layout> layout_;
   // What prepare_locked made ready for the window starting at `start`.
   struct Prepared {

@@ -94,6 +94,7 @@ void Capture::arm() {
   // After add: our exit hook must run before torch destroys its observer.
   std::atexit(&capture_exit_hook);
   stepping_tid_.store(os_tid(), std::memory_order_relaxed);
+  stepping_rf_tid_ = at::RecordFunction::currentThreadId();
   if (step_handle_ == at::INVALID_CALLBACK_HANDLE) {
     // Registered inside the Optimizer.step record that armed: that record's
     // end is not in its snapshot, so the step is not counted twice.
@@ -179,6 +180,7 @@ WindowOutput Capture::window_output(std::string reason, std::optional<std::uint6
   steps_.clear();
   out.exe_name = config_.exe_name ? config_.exe_name : "";
   out.pid = static_cast<std::int64_t>(::getpid());
+  out.stepping_rf_tid = stepping_rf_tid_;
   for (auto& s : out.steps) s.pid = out.pid;
   out.header.distributed.rank = config_.rank;
   if (config_.world_size >= 0)

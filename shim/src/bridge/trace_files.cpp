@@ -144,6 +144,10 @@ void write_native_et(WindowOutput& o, std::string& summary, std::vector<std::str
   // The claimed, empty .partial makes way for the real one.
   ::unlink(files::partial_path(o.layout.host_path).c_str());
   const auto streams = o.et_records.streams();
+  // The process-group node, if its record missed the window (the watch
+  // thread's answer came after a short window): from what is known now.
+  o.et_records.header.process_groups = o.header.distributed.pg_config_json;
+  o.et_records.header.process_groups_tid = o.stepping_rf_tid;
   writers::EtWriteStats stats;
   const auto produce = [&](files::ByteSink& file) {
     o.inputs = {};  // a second try starts over
@@ -159,6 +163,9 @@ void write_native_et(WindowOutput& o, std::string& summary, std::vector<std::str
   } else {
     failures.push_back("the Execution Trace was not kept (" + r.error + ")");
   }
+  if (r.ok && stats.process_groups_added)
+    log_debug("the ET's process-group node was written from torch.distributed's answer: its record came "
+              "after the window");
   if (stats.corrupt != 0)
     log_warn("the ET recorder's records had " + std::to_string(stats.corrupt) +
              " unreadable parts; those threads' later ops are missing from the ET");

@@ -43,6 +43,9 @@ struct WindowOutput {
   writers::TraceTrailer trailer;
   std::string exe_name;
   std::int64_t pid = 0;
+  // The stepping thread's RecordFunction thread id (the native ET's "tid"):
+  // where the process-group node goes if the writer adds it.
+  std::uint64_t stepping_rf_tid = 0;
   // Set when torch.distributed's state was not known at the window's end
   // (no answer yet in this process): the writer thread asks it, with a
   // bounded wait, before it writes; the training thread never waits for it

@@ -23,6 +23,7 @@ using et::ValueKind;
 
 constexpr std::uint64_t kRootId = 1;
 constexpr std::uint64_t kUserScope = 7;  // at::RecordScope::USER_SCOPE
+constexpr std::string_view kProcessGroupsNode = "## process_group:init ##";
 // Nesting deeper than this in one value is not something torch passes to an
 // op; a corrupt record that claims it stops the stream instead of recursing.
 constexpr int kMaxValueDepth = 64;
@@ -103,6 +104,10 @@ class Replay {
 
   bool finish(const EtHeader& h) {
     stats_.unfinished += pending_.size();
+    if (!process_groups_written_ && !h.process_groups.empty()) {
+      add_process_groups(h.process_groups, h.process_groups_tid);
+      stats_.process_groups_added = true;
+    }
     NodeFields root;
     root.name = "[pytorch|profiler|execution_trace|process]";
     root.id = kRootId;
@@ -142,6 +147,40 @@ class Replay {
     std::string name, schema, kernel_backend, kernel_file;
     ValueArrays inputs;
   };
+
+  // The process-group node as torch records it (a USER_SCOPE record whose
+  // one input is the JSON text), under its thread's node: made here when
+  // the records hold none.
+  void add_process_groups(const std::string& json, std::uint64_t tid) {
+    auto& stack = stacks_[tid];
+    if (stack.empty()) {
+      stack.push_back(next_id_++);
+      NodeFields t;
+      t.name = "[pytorch|profiler|execution_trace|thread]";
+      t.id = stack.front();
+      t.parent = kRootId;
+      t.scope = kUserScope;
+      t.tid = tid;
+      node(t, true);
+    }
+    ValueArrays in;
+    std::string value = "\"";
+    append_escaped(value, json);
+    value += '"';
+    in.values.push_back(std::move(value));
+    in.types.push_back("\"String\"");
+    in.shapes.push_back("[]");
+    in.strides.push_back("[]");
+    NodeFields n;
+    n.name = kProcessGroupsNode;
+    n.id = next_id_++;
+    n.parent = stack.front();  // the thread's node: ops left open sit above it
+    n.scope = kUserScope;
+    n.tid = tid;
+    n.inputs = &in;
+    node(n, true);
+    ++stats_.nodes;
+  }
 
   std::string_view str(std::uint32_t index, bool& ok) const {
     if (index < strings_->size()) return (*strings_)[index];
@@ -406,6 +445,7 @@ class Replay {
     n.extra_attrs = extra;
     node(n, true);
     ++stats_.nodes;
+    if (n.name == kProcessGroupsNode) process_groups_written_ = true;
     if (inputs_ && !p.inputs.types.empty()) inputs_->add(handle, kineto_inputs(p.inputs.shapes, p.inputs.types));
     return true;
   }
@@ -501,6 +541,7 @@ class Replay {
   std::unordered_map<std::uint64_t, std::uint64_t> object_ids_;
   std::map<std::uint64_t, std::vector<std::uint64_t>> stacks_;
   std::unordered_map<std::uint64_t, Pending> pending_;
+  bool process_groups_written_ = false;
 };
 
 // A thread's records in order: walks its chunks record by record.

@@ -34,12 +34,21 @@ struct EtHeader {
   std::string time;            // local wall time, "%Y-%m-%d %X"
   std::int64_t start_ts = 0;   // steady clock, ms, as torch's observer
   std::int64_t finish_ts = 0;
+  // torch.distributed's process groups (the pg_config JSON text), when known
+  // by the time the ET is written: if the records hold no "## process_group:
+  // init ##" node (its record, made on the watch thread once Python answers,
+  // came after a short window on a loaded machine), the node is written from
+  // this, on thread `process_groups_tid`, after the recorded ones (Chakra
+  // reads it by name). Empty: nothing is added.
+  std::string process_groups;
+  std::uint64_t process_groups_tid = 0;
 };
 
 struct EtWriteStats {
   std::uint64_t nodes = 0;       // op nodes written (thread and root nodes not counted)
   std::uint64_t unfinished = 0;  // started, never ended in the window: not written, as torch
   std::uint64_t corrupt = 0;     // records that could not be read (a stream stops there)
+  bool process_groups_added = false;  // written from EtHeader::process_groups
 };
 
 // Writes the whole document. False if the sink failed. `inputs`, when
