@@ -301,15 +301,20 @@ class SignalDuringTheDistributedQuery(CaptureCase):
                 port = s.getsockname()[1]
             env = job_env(trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=200,
                           MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
-            proc = subprocess.Popen([PYTHON, "-u", os.path.join(JOBS, "ddp_signal.py"), "8"],
+            # Steps enough that the job is still training when the signal
+            # lands: with 8 it sometimes ended first (the window now opens
+            # at once, step 1 no longer waits for Python), and a SIGTERM that
+            # meets the process in its exit_group is lost, shim or not.
+            proc = subprocess.Popen([PYTHON, "-u", os.path.join(JOBS, "ddp_signal.py"), "100"],
                                     env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             self.addCleanup(lambda p=proc: p.poll() is None and p.kill())
             for line in proc.stdout:
                 if line.strip() == "before step 1":
                     break
-            # The optimizer step of step 1 takes about 1.2 s here; the window
-            # opens at its end.
-            delay = rng.uniform(0.6, 1.3)
+            # The window opens at the end of step 1's optimizer step; every
+            # GIL hand-over after it takes up to 0.2 s (the spinning thread):
+            # the signal lands at the opening or in the window's first steps.
+            delay = rng.uniform(0.0, 0.6)
             time.sleep(delay)
             proc.send_signal(signal.SIGTERM)
             try:
