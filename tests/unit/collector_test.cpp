@@ -8,7 +8,7 @@
 #include "buffer_pool.h"
 #include "chakrashim/collector.h"
 #include "cupti_locate.h"
-#include "support/builders.h"
+#include "support/device_builders.h"
 
 namespace chakrashim::collector {
 namespace {

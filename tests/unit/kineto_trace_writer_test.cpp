@@ -17,7 +17,7 @@
 #include "chakrashim/events.h"
 #include "chakrashim/trace_schema.h"
 #include "files/byte_sink.h"
-#include "support/builders.h"
+#include "support/device_builders.h"
 
 namespace chakrashim::writers {
 namespace {

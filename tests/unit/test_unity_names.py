@@ -14,7 +14,8 @@ import unittest
 
 UNIT = os.path.dirname(os.path.abspath(__file__))
 # One target each: tests/CMakeLists.txt globs these.
-TARGETS = {"chakrashim_unit_tests": "*_test.cpp", "chakrashim_convert_tests": "convert/*_test.cpp"}
+TARGETS = {"chakrashim_unit_tests": "*_test.cpp", "chakrashim_tools_unit_tests": "tools/*_test.cpp",
+           "chakrashim_convert_tests": "convert/*_test.cpp"}
 NAMESPACE = re.compile(r"^namespace ([\w:]+) \{")
 # A definition at column 0 (helpers sit at namespace scope, unindented):
 # a return type, a name, an opening parenthesis, no ';' before the '{'.
@@ -43,7 +44,7 @@ def helpers(path):
 class UnityNames(unittest.TestCase):
     def test_the_parser_sees_helpers(self):
         # A check that finds nothing would pass forever.
-        found = helpers(os.path.join(UNIT, "timeline_test.cpp"))
+        found = helpers(os.path.join(UNIT, "tools", "timeline_test.cpp"))
         self.assertIn(("chakrashim::tools::report", "timeline_event"), found)
 
     def test_no_helper_name_is_defined_twice_in_one_namespace_of_a_target(self):

@@ -16,7 +16,7 @@ namespace chakrashim::window {
 namespace {
 
 using Steps = std::vector<std::uint64_t>;
-constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+constexpr std::uint64_t kMaxStep = std::numeric_limits<std::uint64_t>::max();
 
 PlanConfig config(PlanMode mode, Schedule first) {
   PlanConfig c;
@@ -120,8 +120,8 @@ TEST(WindowPlan, RepeatingAfterACutResumesAtTheNextStart) {
 }
 
 TEST(WindowPlan, RepeatingNeverOverflows) {
-  WindowPlan plan(repeating(Schedule{kMax - 10, kMax - 8, 0, 1}, 20));
-  EXPECT_FALSE(plan.next(kMax - 9));
+  WindowPlan plan(repeating(Schedule{kMaxStep - 10, kMaxStep - 8, 0, 1}, 20));
+  EXPECT_FALSE(plan.next(kMaxStep - 9));
 }
 
 TEST(WindowPlan, OnDemandWaitsForRequests) {
@@ -189,8 +189,8 @@ TEST(WindowPlan, OnDemandQueueKeepsOrderAndDropsWhatWasMissed) {
 
 TEST(WindowPlan, OnDemandHugeRequestsSaturate) {
   WindowPlan plan(on_demand_config());
-  const auto out = plan.request(kMax - 1, 5, 0, std::nullopt);
-  EXPECT_EQ(out.window.end, kMax);
+  const auto out = plan.request(kMaxStep - 1, 5, 0, std::nullopt);
+  EXPECT_EQ(out.window.end, kMaxStep);
 }
 
 TEST(WindowPlan, StepsText) {

@@ -66,14 +66,19 @@ struct SpanContext final : at::ObserverContext {
   SpanStore::ThreadBuffer* buffer = nullptr;  // the starting thread's spans
   bool keep = false;
   bool pushed = false;  // our external id is on CUPTI's stack for this op
-  // Async records (gloo's) start on one thread and end, and are destroyed,
-  // on another: torch hands the record over under its own synchronization,
-  // inside code TSan does not see. This pair (a release at the end of
-  // span_start, an acquire at the start of span_end, which runs on the
-  // destroying thread just before the delete) makes the handover part of
-  // our own code's memory model, so the context is safe to end and destroy
-  // on any thread whatever torch does. Plain moves on x86; issue #39.
-  std::atomic<bool> started{false};
+  // Async records (gloo's) start on one thread, and end and are destroyed
+  // on others: torch hands the record over under its own synchronization,
+  // inside code TSan does not see; gloo's runloop thread may even run
+  // span_end while the job's thread destroys the record later (CI's TSan,
+  // 2026-12-03: "data race on vptr", our constructor on pt_gloo_runloop
+  // against ~ObserverContext on the main thread, with no span_end there).
+  // So each hand-over is ours too: a release at the end of span_start and
+  // of span_end, an acquire at the start of span_end and in the destructor.
+  // The context is then safe to end and destroy on any thread whatever
+  // torch does. Plain moves on x86; issue #39.
+  mutable std::atomic<bool> started{false};
+
+  ~SpanContext() override { (void)started.load(std::memory_order_acquire); }
 };
 
 // What the op-span callback keeps per thread, in one thread_local: in a
@@ -168,6 +173,14 @@ void span_end(const at::RecordFunction& fn, at::ObserverContext* ctx_ptr) {
   if (capture.dead()) return;
   const auto* ctx = static_cast<const SpanContext*>(ctx_ptr);
   if (ctx) (void)ctx->started.load(std::memory_order_acquire);  // see SpanContext
+  // Released again at the end (see SpanContext): the destroying thread may
+  // be another one still.
+  struct ReleaseAtEnd {
+    const SpanContext* ctx;
+    ~ReleaseAtEnd() {
+      if (ctx) ctx->started.store(true, std::memory_order_release);
+    }
+  } release_at_end{ctx};
   if (ctx && ctx->pushed) collector::Collector::instance().pop();
   const std::int64_t end = now_ns();
   if (ctx && ctx->keep) {

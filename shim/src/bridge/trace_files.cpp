@@ -146,7 +146,7 @@ void write_native_et(WindowOutput& o, std::string& summary, std::vector<std::str
   const auto streams = o.et_records.streams();
   // The process-group node, if its record missed the window (the watch
   // thread's answer came after a short window): from what is known now.
-  o.et_records.header.process_groups = o.header.distributed.pg_config_json;
+  o.et_records.header.process_groups = o.header.distributed.pg_config_json.value_or("");
   o.et_records.header.process_groups_tid = o.stepping_rf_tid;
   writers::EtWriteStats stats;
   const auto produce = [&](files::ByteSink& file) {

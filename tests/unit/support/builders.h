@@ -1,7 +1,7 @@
-// What the unit tests build by hand, once: device-trace events as the
-// readers of check, link and report hand them on (tools/common/
+// What the tools' unit tests build by hand, once: device-trace events as
+// the readers of check, link and report hand them on (tools/common/
 // trace_event.h), ET nodes as the ET reader does (tools/common/et_reader.h),
-// and the collector's device events (chakrashim/events.h). A test sets the
+// and the collector's device events (device_builders.h). A test sets the
 // fields its case is about on top.
 //
 // Inline functions in a named namespace: the unit tests compile as unity
@@ -14,9 +14,9 @@
 #include <string>
 #include <utility>
 
-#include "chakrashim/events.h"
 #include "common/et_reader.h"
 #include "common/trace_event.h"
+#include "support/device_builders.h"
 
 namespace chakrashim::testing_support {
 
@@ -56,20 +56,6 @@ inline tools::EtNode et_node(std::uint64_t id, std::string name, std::optional<s
   n.rf_id = rf_id;
   n.attr_mask = attr_mask;
   return n;
-}
-
-// One of the collector's device events over [start_ns, end_ns).
-inline DeviceEvent device_event(DeviceEventKind kind, std::int64_t start_ns, std::int64_t end_ns,
-                                std::uint32_t correlation = 0, std::uint64_t external_id = 0,
-                                std::uint32_t stream = 0) {
-  DeviceEvent e;
-  e.kind = kind;
-  e.start_ns = start_ns;
-  e.end_ns = end_ns;
-  e.correlation = correlation;
-  e.external_id = external_id;
-  e.stream = stream;
-  return e;
 }
 
 }  // namespace chakrashim::testing_support
