@@ -12,6 +12,7 @@
 
 #include "chakrashim/trace_schema.h"
 #include "writers/et_records.h"
+#include "writers/et_stream_cursor.h"
 #include "json/json_emitter.h"
 
 namespace chakrashim::writers {
@@ -152,6 +153,24 @@ class Replay {
   // one input is the JSON text), under its thread's node: made here when
   // the records hold none.
   void add_process_groups(const std::string& json, std::uint64_t tid) {
+    std::string value = "\"";
+    append_escaped(value, json);
+    value += '"';
+    const ValueArrays in{{"[]"}, {"[]"}, {"\"String\""}, {std::move(value)}};
+    NodeFields n;
+    n.name = kProcessGroupsNode;
+    n.parent = thread_stack(tid).front();  // the thread's node: ops left open sit above it
+    n.id = next_id_++;
+    n.scope = kUserScope;
+    n.tid = tid;
+    n.inputs = &in;
+    node(n, true);
+    ++stats_.nodes;
+  }
+
+  // A thread's stack of open nodes, its thread node at the bottom: written
+  // at the thread's first node, as torch writes it at the thread's first op.
+  std::vector<std::uint64_t>& thread_stack(std::uint64_t tid) {
     auto& stack = stacks_[tid];
     if (stack.empty()) {
       stack.push_back(next_id_++);
@@ -163,23 +182,7 @@ class Replay {
       t.tid = tid;
       node(t, true);
     }
-    ValueArrays in;
-    std::string value = "\"";
-    append_escaped(value, json);
-    value += '"';
-    in.values.push_back(std::move(value));
-    in.types.push_back("\"String\"");
-    in.shapes.push_back("[]");
-    in.strides.push_back("[]");
-    NodeFields n;
-    n.name = kProcessGroupsNode;
-    n.id = next_id_++;
-    n.parent = stack.front();  // the thread's node: ops left open sit above it
-    n.scope = kUserScope;
-    n.tid = tid;
-    n.inputs = &in;
-    node(n, true);
-    ++stats_.nodes;
+    return stack;
   }
 
   std::string_view str(std::uint32_t index, bool& ok) const {
@@ -364,18 +367,7 @@ class Replay {
     const std::uint8_t flags = c.u8();
     if (c.failed() || !ok) return false;
 
-    auto& stack = stacks_[p.tid];
-    if (stack.empty()) {
-      const std::uint64_t thread_node = next_id_++;
-      stack.push_back(thread_node);
-      NodeFields t;
-      t.name = "[pytorch|profiler|execution_trace|thread]";
-      t.id = thread_node;
-      t.parent = kRootId;
-      t.scope = kUserScope;
-      t.tid = p.tid;
-      node(t, true);
-    }
+    auto& stack = thread_stack(p.tid);
     // All input ids come after the op's own.
     p.op_id = next_id_++;
     if (flags & et::kInputsLogged) {
@@ -542,40 +534,6 @@ class Replay {
   std::map<std::uint64_t, std::vector<std::uint64_t>> stacks_;
   std::unordered_map<std::uint64_t, Pending> pending_;
   bool process_groups_written_ = false;
-};
-
-// A thread's records in order: walks its chunks record by record.
-struct StreamCursor {
-  const EtThreadStream* stream = nullptr;
-  std::size_t chunk = 0;
-  std::size_t offset = 0;
-  std::uint64_t seq = 0;  // of the record at (chunk, offset), when valid()
-  const std::uint8_t* record = nullptr;
-  std::uint32_t size = 0;
-
-  // Moves to the next readable record; false at the end. A record whose
-  // size is impossible ends its chunk (counted as corrupt by the caller).
-  bool settle(std::uint64_t& corrupt) {
-    while (chunk < stream->chunks.size()) {
-      const auto& [base, length] = stream->chunks[chunk];
-      if (offset + 13 <= length) {
-        std::uint32_t n = 0;
-        std::memcpy(&n, base + offset, sizeof n);
-        if (n >= 13 && n <= length - offset) {
-          record = base + offset;
-          size = n;
-          std::memcpy(&seq, record + 5, sizeof seq);
-          return true;
-        }
-        ++corrupt;
-      } else if (offset != length) {
-        ++corrupt;
-      }
-      ++chunk;
-      offset = 0;
-    }
-    return false;
-  }
 };
 
 }  // namespace
