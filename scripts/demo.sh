@@ -28,9 +28,9 @@ rm -rf "$out"
 
 echo
 echo "[demo] training examples/train_tiny.py for 12 steps, capturing steps 3 to 5:"
-echo "[demo]   CHAKRA_PROFILE=1 CHAKRA_START_STEP=3 CHAKRA_END_STEP=5 CHAKRA_TRACE_DIR=$out \\"
+echo "[demo]   CHAKRA_PROFILE=1 CHAKRA_START_STEP=3 CHAKRA_END_STEP=5 CHAKRA_MODULE_SCOPES=1 CHAKRA_TRACE_DIR=$out \\"
 echo "[demo]   LD_PRELOAD=$prefix/lib/libchakrashim.so python examples/train_tiny.py"
-CHAKRA_PROFILE=1 CHAKRA_START_STEP=3 CHAKRA_END_STEP=5 CHAKRA_TRACE_DIR="$out" \
+CHAKRA_PROFILE=1 CHAKRA_START_STEP=3 CHAKRA_END_STEP=5 CHAKRA_MODULE_SCOPES=1 CHAKRA_TRACE_DIR="$out" \
   LD_PRELOAD="$prefix/lib/libchakrashim.so" "$python" "$root/examples/train_tiny.py" --steps 12
 
 echo

@@ -203,6 +203,7 @@ ParseResult parse_config(const EnvSnapshot& env) {
   r.read("CHAKRA_HOST_TRACE", c.host_trace, parse_bool);
   r.read("CHAKRA_ET_RECORDER", c.et_native, parse_et_recorder);
   r.read("CHAKRA_DEVICE_TRACE", c.device_trace, parse_bool);
+  r.read("CHAKRA_MODULE_SCOPES", c.module_scopes, parse_bool);
   r.read("CHAKRA_STEP_MARKER", c.step_marker, non_empty);
   r.read("CHAKRA_LOG_LEVEL", c.log_level, parse_level);
   r.read("CHAKRA_PROCESS_FILTER", c.process_filter, [](std::string_view v) { return set_field(parse_regex(v)); });

@@ -37,6 +37,9 @@ struct Config {
   // torch's ExecutionTraceObserver (docs/et-recorder.md).
   bool et_native = true;
   bool device_trace = true;
+  // CHAKRA_MODULE_SCOPES: torch.nn.Module calls as record_function scopes
+  // inside the window (shim/src/bridge/module_scopes.h).
+  bool module_scopes = false;
   std::string step_marker = "Optimizer.step#";
   LogLevel log_level = LogLevel::info;
   std::optional<std::string> process_filter;

@@ -15,7 +15,7 @@ struct VarSpec {
   std::string_view doc;
 };
 
-inline constexpr std::array<VarSpec, 28> kConfigVars{{
+inline constexpr std::array<VarSpec, 29> kConfigVars{{
     {"CHAKRA_PROFILE", "boolean: 1/0, true/false, on/off, yes/no (any case)", "unset (inert)",
      "turns capture on; unset or false leaves the library inert"},
     {"CHAKRA_START_STEP", "decimal digits (0-based global step)", "2",
@@ -51,6 +51,8 @@ inline constexpr std::array<VarSpec, 28> kConfigVars{{
     {"CHAKRA_ET_RECORDER", "native or torch (any case)", "native",
      "what records the Execution Trace: chakrashim's own recorder, or torch's observer"},
     {"CHAKRA_DEVICE_TRACE", "boolean", "1", "capture the Kineto-format device trace"},
+    {"CHAKRA_MODULE_SCOPES", "boolean", "0",
+     "inside the window, name each torch.nn.Module call as a scope \"nn.Module: Net.layers.0\" (docs/report.md)"},
     {"CHAKRA_STEP_MARKER", "non-empty text", "Optimizer.step#",
      "name prefix of the record whose end ends a step"},
     {"CHAKRA_LOG_LEVEL", "error, warn, info or debug", "info on the lowest rank that captures, warn on the others",

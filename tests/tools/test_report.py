@@ -430,14 +430,16 @@ class RealGlooCapture(ReportCase):
                      "needs torch and the preload (CHAKRA_WITH_TORCH)")
 class BundledExample(ReportCase):
     """examples/train_tiny.py, the README's job: a DataLoader, AdamW, a
-    transformer encoder. Issue #37: the report says where its steps went."""
+    transformer encoder, captured with CHAKRA_MODULE_SCOPES=1, as the
+    README's demo does. Issue #37: the report says where its steps went."""
 
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory(prefix="chakra-report-tiny-")
         cls.root = cls.tmp.name
         env = ct.clean_env(LD_PRELOAD=os.environ["CHAKRASHIM_TEST_PRELOAD"], CHAKRA_PROFILE=1, CHAKRA_EXIT_TIMEOUT=300,
-                           CHAKRA_TRACE_DIR=cls.root, CHAKRA_START_STEP=1, CHAKRA_END_STEP=2)
+                           CHAKRA_TRACE_DIR=cls.root, CHAKRA_START_STEP=1, CHAKRA_END_STEP=2,
+                           CHAKRA_MODULE_SCOPES=1)
         cls.job = ct.run([ct.PYTHON, os.path.join(ct.SOURCE_DIR, "examples", "train_tiny.py"), "--steps", "3"],
                          env=env, timeout=600)
 
@@ -463,6 +465,50 @@ class BundledExample(ReportCase):
         self.assertNotIn("communication wait", r.stdout, "one rank waits for nobody")
         self.assertEqual(rank_doc["top_scopes"], [], "the example names no scope of its own")
         self.assertNotIn("record_function scopes", r.stdout)
+
+    def test_top_modules_match_the_module_scopes_in_the_trace(self):
+        self.assertEqual(self.job.returncode, 0, self.job.stderr)
+        with open(os.path.join(self.root, "0_kineto", "rank-0.json")) as f:
+            events = [e for e in json.load(f)["traceEvents"]
+                      if e.get("cat") == "user_annotation" and e.get("name", "").startswith("nn.Module: ")]
+        # Recomputed from the trace: per module path, calls, total, and self
+        # (less the module calls directly inside, on the same thread).
+        want = {}
+        for tid in {e["tid"] for e in events}:
+            spans = sorted(((round(e["ts"] * 1000), round((e["ts"] + e["dur"]) * 1000), e["name"][11:])
+                            for e in events if e["tid"] == tid), key=lambda s: (s[0], -s[1]))
+            stack = []
+            for start, end, name in spans:
+                while stack and stack[-1][1] <= start:
+                    stack.pop()
+                w = want.setdefault(name, {"calls": 0, "total_ns": 0, "self_ns": 0})
+                w["calls"] += 1
+                w["total_ns"] += end - start
+                w["self_ns"] += end - start
+                if stack:
+                    want[stack[-1][2]]["self_ns"] -= min(end, stack[-1][1]) - start
+                stack.append((start, end, name))
+        (rank_doc,) = report_json(self.root)["groups"][0]["ranks"]
+        got = {m["module"]: {k: m[k] for k in ("calls", "total_ns", "self_ns")} for m in rank_doc["top_modules"]}
+        self.assertEqual(set(got), set(want))  # --top 100: all of them
+        for name, g in got.items():
+            self.assertEqual(g["calls"], want[name]["calls"], name)
+            for k in ("total_ns", "self_ns"):
+                self.assertLessEqual(abs(g[k] - want[name][k]), 2 * g["calls"] + 2, (name, k))
+        # The model's own names, two calls each (steps 1 and 2), the root first.
+        self.assertEqual(rank_doc["top_modules"][0]["module"], "Sequential")
+        self.assertEqual(got["Sequential"]["calls"], 2)
+        self.assertIn("Sequential.1.layers.0.self_attn", got)
+        # The root's time lies inside each step's forward phase.
+        forward = sum(s["phases"]["forward_ns"] for s in rank_doc["steps"])
+        self.assertLessEqual(got["Sequential"]["total_ns"], forward)
+        r = report(self.root)
+        self.assertRegex(r.stdout, r"(?m)^  top \d+ modules by total time")
+        self.assertRegex(r.stdout, r"(?m)^ +[0-9.]+ +[0-9.]+ +2  Sequential\.1\.layers\.0\.self_attn$")
+        html = os.path.join(self.root, "modules.html")
+        self.assertEqual(report(self.root, "--html", html).returncode, 0)
+        with open(html) as f:
+            self.assertIn("<th class=\"name\">module</th>", f.read())
 
 
 # --- GPU-shaped captures --------------------------------------------------------

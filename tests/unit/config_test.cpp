@@ -125,6 +125,8 @@ const std::vector<VarCase>& var_cases() {
        {"", "both", "1", "torch,native"}},
       {"CHAKRA_DEVICE_TRACE", "FALSE", [](const Config& c) { EXPECT_FALSE(c.device_trace); },
        {"enable", "10"}},
+      {"CHAKRA_MODULE_SCOPES", "yes", [](const Config& c) { EXPECT_TRUE(c.module_scopes); },
+       {"modules", "2", ""}},
       {"CHAKRA_STEP_MARKER", "MyStep#",
        [](const Config& c) { EXPECT_EQ(c.step_marker, "MyStep#"); }, {""}},
       {"CHAKRA_LOG_LEVEL", "DEBUG",
@@ -505,6 +507,7 @@ TEST(ParseConfig, UsesTheDocumentedDefaults) {
   EXPECT_TRUE(c.host_trace);
   EXPECT_TRUE(c.et_native);
   EXPECT_TRUE(c.device_trace);
+  EXPECT_FALSE(c.module_scopes);
   EXPECT_EQ(c.step_marker, "Optimizer.step#");
   EXPECT_EQ(c.log_level, LogLevel::info);
   EXPECT_FALSE(c.process_filter);

@@ -89,6 +89,9 @@ RankStats report_rank(const std::string& group, const RankFiles& files, const Ra
   const std::vector<ScopeTotal> scopes = scope_totals(table);
   for (std::size_t i = 0; i < scopes.size() && i < options.keep_ops; ++i)
     out.scopes.emplace_back(table.names[scopes[i].name], scopes[i]);
+  const std::vector<ModuleTotal> modules = module_totals(table);
+  for (std::size_t i = 0; i < modules.size() && i < options.keep_ops; ++i)
+    out.modules.emplace_back(table.names[modules[i].name].substr(kModulePrefix.size()), modules[i]);
 
   if (!table.gpu.empty()) {
     std::int64_t start = 0, end = 0;

@@ -12,6 +12,7 @@
 
 #include "common/capture_scan.h"
 #include "report/gpu_stats.h"
+#include "report/module_totals.h"
 #include "report/step_phases.h"
 #include "report/step_stats.h"
 #include "report/timeline.h"
@@ -37,6 +38,9 @@ struct RankStats {
   StepSummary summary;
   std::vector<NamedOp> ops;  // by self time, at most RankOptions::keep_ops
   std::vector<std::pair<std::string, ScopeTotal>> scopes;  // record_function scopes, by total time (as ops)
+  // "nn.Module: " scopes (CHAKRA_MODULE_SCOPES), by total time, the
+  // prefix taken off the name (module_totals.h).
+  std::vector<std::pair<std::string, ModuleTotal>> modules;
   std::int64_t ops_self_ns = 0;  // all ops' self time, all threads
   std::optional<GpuStats> gpu;   // only on traces with GPU ops
   std::optional<Timeline> timeline;

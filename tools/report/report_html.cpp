@@ -434,6 +434,16 @@ std::string render_html(const Report& report, const HtmlOptions& o) {
          "threads only (they ran beside the step, not in it).</p>\n";
   for (const auto* r : shown) {
     out += "<h3>" + xml_escape(rank_label(*r, show_group)) + "</h3>\n" + html_ops_table(*r, o.top_ops);
+    if (!r->modules.empty()) {
+      // Time per torch.nn.Module path (CHAKRA_MODULE_SCOPES=1), next to the ops.
+      out += "<table><tr><th>total ms</th><th>self ms</th><th>calls</th><th class=\"name\">module</th></tr>\n";
+      for (std::size_t i = 0; i < r->modules.size() && i < o.top_ops; ++i) {
+        const ModuleTotal& t = r->modules[i].second;
+        out += "<tr>" + cell(ms_text(t.total_ns)) + cell(ms_text(t.self_ns)) + cell(std::to_string(t.calls)) +
+               cell(r->modules[i].first, true) + "</tr>\n";
+      }
+      out += "</table>\n";
+    }
     if (r->scopes.empty()) continue;
     // The job's record_function scopes next to its ops (modules where it names them).
     out += "<table><tr><th>total ms</th><th>calls</th><th class=\"name\">record_function scope</th></tr>\n";

@@ -83,6 +83,11 @@ ordered_json rank_json(const RankStats& r, std::size_t top) {
     scopes.push_back({{"name", r.scopes[i].first}, {"calls", r.scopes[i].second.calls},
                       {"total_ns", r.scopes[i].second.total_ns}});
   j["top_scopes"] = std::move(scopes);
+  ordered_json modules = ordered_json::array();
+  for (std::size_t i = 0; i < r.modules.size() && i < top; ++i)
+    modules.push_back({{"module", r.modules[i].first}, {"calls", r.modules[i].second.calls},
+                       {"total_ns", r.modules[i].second.total_ns}, {"self_ns", r.modules[i].second.self_ns}});
+  j["top_modules"] = std::move(modules);
   j["gpu"] = r.gpu ? gpu_json(*r.gpu) : ordered_json(nullptr);
   return j;
 }

@@ -92,6 +92,21 @@ std::string scopes_table(const RankStats& r, std::size_t top) {
   return out;
 }
 
+// Time per torch.nn.Module path (module_totals.h), where the capture has
+// "nn.Module: " scopes (CHAKRA_MODULE_SCOPES=1); nothing otherwise.
+std::string modules_table(const RankStats& r, std::size_t top) {
+  if (r.modules.empty()) return {};
+  std::string out = format("  top %zu modules by total time (forward calls, all threads; self: less the modules "
+                           "called inside):\n     total ms      self ms    calls  module\n",
+                           std::min(top, r.modules.size()));
+  for (std::size_t i = 0; i < r.modules.size() && i < top; ++i) {
+    const auto& [name, t] = r.modules[i];
+    out += format("  %11s  %11s %8llu  %s\n", ms_text(t.total_ns).c_str(), ms_text(t.self_ns).c_str(),
+                  static_cast<unsigned long long>(t.calls), clipped(name, 80).c_str());
+  }
+  return out;
+}
+
 std::string gpu_lines(const GpuStats& g) {
   const std::int64_t kinds_total = g.kind_ns[0] + g.kind_ns[1] + g.kind_ns[2];
   std::string out = format("  GPU (%u device%s, %llu ops in the steps): busy %s of %s ms\n", g.devices,
@@ -130,6 +145,7 @@ std::string rank_block(const RankStats& r, std::size_t top, bool show_group) {
     out += " (no ProfilerStep#N: no step times)\n";
   }
   out += ops_table(r, top);
+  out += modules_table(r, top);
   out += scopes_table(r, top);
   if (r.gpu) out += gpu_lines(*r.gpu);
   return out;

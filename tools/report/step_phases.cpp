@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "report/module_totals.h"
+
 namespace chakrashim::tools::report {
 
 namespace {
@@ -145,7 +147,9 @@ std::vector<ScopeTotal> scope_totals(const EventTable& table) {
     const std::string& name = table.names[h.name];
     // "## process_group:init ##" and torch's other "## ... ##" records are
     // bookkeeping, not work of the job's.
-    if (!h.annotation || role_of(name) != SpanRole::none || starts_with(name, "## ")) continue;
+    if (!h.annotation || role_of(name) != SpanRole::none || starts_with(name, "## ") ||
+        is_module_scope(name))
+      continue;
     ScopeTotal& t = by_name[h.name];
     t.name = h.name;
     ++t.calls;

@@ -57,11 +57,11 @@ StepPhases step_phases(const EventTable& table, const std::vector<StepSpan>& ste
 // The job's record_function scopes, where it has any: the user_annotation
 // spans that mark no phase (not Optimizer.*, DataLoader, collectives) and
 // are no "## ... ##" bookkeeping record (process_group:init), such
-// as DDP's "DistributedDataParallel.forward", a module's own
-// record_function("encoder.layers.3.attn"), or torch.profiler-style
-// "nn.Module: ..." names. Per name: calls and total (inclusive) time, all
-// threads, largest first. The nearest thing to per-module time that a
-// capture holds without a module hook (docs/report.md, "Top scopes").
+// as DDP's "DistributedDataParallel.forward" or a module's own
+// record_function("encoder.layers.3.attn"); not the "nn.Module: ..."
+// scopes, which module_totals.h reports. Per name: calls and total
+// (inclusive) time, all threads, largest first (docs/report.md, "Top
+// scopes").
 struct ScopeTotal {
   std::uint32_t name = 0;  // index into EventTable::names
   std::uint64_t calls = 0;

@@ -15,8 +15,9 @@
 extern "C" {
 #endif
 
-/* 2: cuda_home and et_integral_tensors (read at load, not at arm). */
-#define CHAKRASHIM_ABI_VERSION 2u
+/* 2: cuda_home and et_integral_tensors (read at load, not at arm).
+ * 3: module_scopes. */
+#define CHAKRASHIM_ABI_VERSION 3u
 
 /* Log levels, as CHAKRA_LOG_LEVEL orders them. */
 enum chakrashim_log_level {
@@ -62,6 +63,7 @@ typedef struct chakrashim_capture_config {
   uint64_t trigger_steps; /* CHAKRA_TRIGGER_STEPS */
   const char* cuda_home;   /* CUDA_HOME, else CUDA_PATH, or NULL */
   int et_integral_tensors; /* ENABLE_PYTORCH_EXECUTION_TRACE_SAVE_INTEGRAL_TENSOR_* set */
+  int module_scopes;       /* CHAKRA_MODULE_SCOPES: nn.Module calls as scopes in the window */
 } chakrashim_capture_config;
 
 /* What the core offers the bridge. */

@@ -56,7 +56,11 @@ void Capture::attach(const chakrashim_capture_config& config) {
   // by torch.optim's step hooks once they are in (optimizer_hooks.h).
   if (marker_ == "Optimizer.step#") {
     OptimizerHooks::Callbacks cb;
-    cb.step_ended = [this] { on_hook_step_end(); };
+    cb.step_ended = [this] {
+      const bool was_counting = rf_counting_.load();
+      on_hook_step_end();
+      sync_module_scopes(was_counting);
+    };
     cb.registered = [this] { on_hooks_registered(); };
     cb.no_step_open = [this] { return open_markers_.load() == 0; };
     cb.give_up = [this] { return dead() || exiting_.load(); };
@@ -69,7 +73,11 @@ void Capture::attach(const chakrashim_capture_config& config) {
                "step per iteration, set CHAKRA_STEP_MARKER to the name of a record that ends each iteration "
                "(README, Configuration)");
     };
+    ModuleScopes::set_keeping([] { return Capture::instance().keeping(); });
     hooks_.start(std::move(cb));
+  } else if (config.module_scopes) {
+    log_info("CHAKRA_MODULE_SCOPES is ignored with CHAKRA_STEP_MARKER set: module hooks go in and out "
+             "at torch.optim's step hooks, which count steps only with the default marker");
   }
   scheduler_.configure(&config_);
   // On demand, a child forked at any time must never look for triggers nor
@@ -135,6 +143,26 @@ void Capture::on_hook_step_end() {
   // Not armed (the step callback would count otherwise): no op-span
   // callback, so the boundary acts now, inside the Optimizer.step record.
   apply(scheduler_.window().step_ended(), now_ns(), os_tid());
+}
+
+void Capture::sync_module_scopes(bool was_counting) {
+  bool want = false;
+  {
+    CaptureLock lock(mutex_);
+    if (config_.module_scopes && !dead() && !exiting_.load() && armed_ && scheduler_.configured()) {
+      if (was_counting) {
+        // The boundary that ends this step acts after this hook: asked of
+        // a copy of the window whether the next step is still in it.
+        window::StepWindow next = scheduler_.window();
+        (void)next.step_ended();
+        want = next.armed();
+      } else {
+        want = true;  // on_hook_step_end just armed: the next step is the window's first
+      }
+    }
+  }
+  // Outside our lock: this runs Python.
+  modules_.sync(want);
 }
 
 void Capture::on_hooks_registered() {

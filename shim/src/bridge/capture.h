@@ -37,6 +37,7 @@
 #include "bridge/device_side.h"
 #include "bridge/distributed_watch.h"
 #include "bridge/host_trace.h"
+#include "bridge/module_scopes.h"
 #include "bridge/optimizer_hooks.h"
 #include "bridge/signal_relay.h"
 #include "bridge/span_store.h"
@@ -124,6 +125,11 @@ class Capture {
   void on_hook_step_end();
   // The hooks are in: the step callback goes, unless the window is open.
   void on_hooks_registered();
+  // From the optimizer post hook, after the step's count (GIL held): module
+  // scopes in for the next step if it is in the window, else out.
+  // `was_counting`: the step callback counts this step (its boundary acts
+  // after the hook).
+  void sync_module_scopes(bool was_counting);
 
   // --- capture_window.cpp: a window's life ---
   void arm();
@@ -165,6 +171,9 @@ class Capture {
   SignalRelay signals_;
   DistributedWatch distributed_;
   OptimizerHooks hooks_;
+  // CHAKRA_MODULE_SCOPES' hooks; reached only from the optimizer post hook,
+  // under the GIL (which is its lock).
+  ModuleScopes modules_;
   // The step callback is registered (it counts steps; the hooks do not).
   std::atomic<bool> rf_counting_{false};
   at::CallbackHandle step_handle_ = at::INVALID_CALLBACK_HANDLE;

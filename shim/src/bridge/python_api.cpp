@@ -34,6 +34,8 @@ PythonApi load() {
   bind(a.err_occurred, "PyErr_Occurred");
   bind(a.tuple_size, "PyTuple_Size");
   bind(a.tuple_get_item, "PyTuple_GetItem");
+  bind(a.del_item, "PyObject_DelItem");
+  bind(a.bool_from_long, "PyBool_FromLong");
   a.none = ::dlsym(RTLD_DEFAULT, "_Py_NoneStruct");
   return a;
 }

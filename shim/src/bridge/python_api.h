@@ -38,9 +38,12 @@ struct PythonApi {
   void (*dec_ref)(Obj) = nullptr;                              // Py_DecRef
   void (*err_clear)() = nullptr;                               // PyErr_Clear
   Obj (*err_occurred)() = nullptr;                             // PyErr_Occurred
-  // Optional (not in usable()): the optimizer a step hook is called for.
+  // Optional (not in usable()): the optimizer a step hook is called for;
+  // module scopes (module_scopes.h).
   long (*tuple_size)(Obj) = nullptr;                           // PyTuple_Size (ssize_t)
   Obj (*tuple_get_item)(Obj, long) = nullptr;                  // PyTuple_GetItem, borrowed
+  int (*del_item)(Obj, Obj) = nullptr;                         // PyObject_DelItem
+  Obj (*bool_from_long)(long) = nullptr;                       // PyBool_FromLong
   Obj none = nullptr;                                          // &_Py_NoneStruct
 
   bool usable() const;

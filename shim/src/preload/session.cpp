@@ -182,6 +182,7 @@ void Session::fill_capture_config() {
   out.trigger_steps = c.trigger_steps;
   out.cuda_home = c.cuda_home ? c.cuda_home->c_str() : nullptr;
   out.et_integral_tensors = c.et_integral_tensors;
+  out.module_scopes = c.module_scopes;
 }
 
 }  // namespace chakrashim::preload

@@ -1,0 +1,117 @@
+"""CHAKRA_MODULE_SCOPES (issue #37, module names): inside the window, every
+torch.nn.Module call is a "nn.Module: <root class>.<path>" scope in both
+files, the hooks are in only for the window's steps, and the job's numbers
+do not change. Off by default; refused with one line where it cannot work."""
+import re
+import unittest
+
+from e2e_case import CaptureCase
+from harness import Capture, job_env, run_job, run_plain
+
+JOB = "module_job.py"
+SCOPE = "nn.Module: "
+
+
+def hooks_per_step(stdout):
+    return {int(m[1]): int(m[2]) for m in re.finditer(r"^hooks (\d+) (\d+)$", stdout, re.M)}
+
+
+def losses(stdout):
+    return re.findall(r"^loss \d+ \S+$", stdout, re.M)
+
+
+class ModuleScopes(CaptureCase):
+    def capture(self, *args, **settings):
+        env = job_env(self.trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=3, **settings)
+        # With the default marker, the job waits for torch.optim's hooks to
+        # be in (chakrashim's own, from its registering thread): the window's
+        # first step is then named for sure, whatever the machine's load.
+        wait = [] if "CHAKRA_STEP_MARKER" in settings else ["--wait-for-hooks"]
+        r = run_job(JOB, [6, *args, *wait], env)
+        self.assert_ran(r)
+        return r
+
+    def et_scopes(self, cap):
+        return [n for n in cap.et["nodes"] if n["name"].startswith(SCOPE)]
+
+    def ancestors(self, cap, node):
+        out, parent = [], cap.nodes.get(node["ctrl_deps"])
+        while parent is not None and parent["id"] != node["id"]:
+            out.append(parent["name"])
+            if parent["ctrl_deps"] == parent["id"]:
+                break
+            node, parent = parent, cap.nodes.get(parent["ctrl_deps"])
+        return out
+
+    def test_off_by_default(self):
+        r = self.capture()
+        self.assertEqual(set(hooks_per_step(r.stdout).values()), {0})
+        cap = self.assert_valid_capture([2, 3])
+        self.assertEqual(self.et_scopes(cap), [])
+        self.assertEqual(cap.named(SCOPE), [])
+
+    def test_every_module_call_is_a_scope_in_both_files_inside_the_window_only(self):
+        plain = run_plain(JOB, [6, "--raise-at", 2])
+        r = self.capture("--raise-at", 2, CHAKRA_MODULE_SCOPES=1)
+        # The hooks are in for the window's two steps only, then gone.
+        self.assertEqual(hooks_per_step(r.stdout), {0: 0, 1: 0, 2: 2, 3: 2, 4: 0, 5: 0})
+        self.assertEqual(losses(r.stdout), losses(plain.stdout), "the job's numbers changed")
+        cap = self.assert_valid_capture([2, 3])
+        names = [e["name"] for e in cap.named(SCOPE)]
+        self.assertTrue(all(e["cat"] == "user_annotation" for e in cap.named(SCOPE)))
+        per_step = {"Net", "Net.encoder", "Net.encoder.0", "Net.encoder.0.fc", "Net.encoder.0.act",
+                    "Net.encoder.1", "Net.encoder.1.fc", "Net.encoder.1.act", "Net.head"}
+        counts = {n[len(SCOPE):]: names.count(n) for n in set(names)}
+        # Step 2 also ran Net.fails (which raised) and its inner Linear.
+        self.assertEqual(counts, {**{n: 2 for n in per_step}, "Net.fails": 1, "Net.fails.inner": 1})
+        for e in cap.named(SCOPE):
+            self.assertIn(cap.step_of(e), (2, 3), e)
+        # The ET has the same scopes, nested as the modules are.
+        et = self.et_scopes(cap)
+        self.assertEqual(sorted(n["name"] for n in et), sorted(names))
+        for n in et:
+            self.assertIsNotNone(Capture.attr(n, "rf_id"))
+        linears = [n for n in cap.et["nodes"] if n["name"] == "aten::linear"]
+        self.assertEqual(len(linears), 2 * 3 + 1)
+        chains = [[a for a in self.ancestors(cap, n) if a.startswith(SCOPE)] for n in linears]
+        self.assertIn(["nn.Module: Net.encoder.0.fc", "nn.Module: Net.encoder.0",
+                       "nn.Module: Net.encoder", "nn.Module: Net"], chains)
+        # The module that raised was closed where it raised: the head after
+        # it is not inside it.
+        self.assertEqual(chains.count(["nn.Module: Net.head", "nn.Module: Net"]), 2)
+        self.assertEqual(chains.count(["nn.Module: Net.fails.inner", "nn.Module: Net.fails",
+                                       "nn.Module: Net"]), 1)
+
+    def test_another_threads_modules_are_named_on_that_thread(self):
+        r = self.capture("--thread", CHAKRA_MODULE_SCOPES=1)
+        self.assertEqual(hooks_per_step(r.stdout)[4], 0)
+        cap = self.assert_valid_capture([2, 3])
+        aux = cap.named("nn.Module: Aux")
+        self.assertTrue(aux, "the other thread's module calls")
+        main_tid = next(e["tid"] for e in cap.named("nn.Module: Net"))
+        self.assertTrue(all(e["tid"] != main_tid for e in aux))
+        self.assertEqual({e["name"] for e in aux}, {"nn.Module: Aux", "nn.Module: Aux.proj"})
+
+    def test_torch_observer_records_them_too(self):
+        self.capture(CHAKRA_MODULE_SCOPES=1, CHAKRA_ET_RECORDER="torch")
+        cap = self.assert_valid_capture([2, 3])
+        self.assertEqual(sum(1 for n in self.et_scopes(cap) if n["name"] == "nn.Module: Net.head"), 2)
+
+    def test_refused_with_one_line_under_torch_compile(self):
+        r = self.capture("--compile", CHAKRA_MODULE_SCOPES=1)
+        self.assertEqual(r.stderr.count("CHAKRA_MODULE_SCOPES is ignored"), 1, r.stderr)
+        self.assertIn("torch.compile", r.stderr)
+        self.assertEqual(set(hooks_per_step(r.stdout).values()), {0})
+        cap = self.assert_valid_capture([2, 3])
+        self.assertEqual(cap.named(SCOPE), [])
+
+    def test_refused_with_one_line_under_a_custom_step_marker(self):
+        r = self.capture(CHAKRA_MODULE_SCOPES=1, CHAKRA_STEP_MARKER="Optimizer.step#SGD")
+        self.assertEqual(r.stderr.count("CHAKRA_MODULE_SCOPES is ignored"), 1, r.stderr)
+        self.assertIn("CHAKRA_STEP_MARKER", r.stderr)
+        cap = self.assert_valid_capture([2, 3])
+        self.assertEqual(cap.named(SCOPE), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
