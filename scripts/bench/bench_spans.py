@@ -10,6 +10,8 @@ rounds:
   spans      chakrashim, CHAKRA_HOST_TRACE=0 (op spans only), same steps
   idle       chakrashim loaded, its window never reached
   ondemand   chakrashim in on-demand mode (CHAKRA_ON_DEMAND=1), never triggered
+  modules    spans with CHAKRA_MODULE_SCOPES=1 (a scope per nn.Module call)
+  modules-idle  CHAKRA_MODULE_SCOPES=1, its window never reached
 and prints the median step time inside the window (and outside it, for
 idle), the added cost per op of each recorder and the ratios. The op count
 comes from the spans run's own device trace.
@@ -20,6 +22,8 @@ spans: the same count for the same binaries whatever else the machine is
 doing, so the ratio holds on a busy 2-core machine where step times do not.
 An instruction is not a nanosecond (a cache miss or a clock read costs
 more than its count), so both figures are printed where both were run.
+There, module scopes are set beside torch.profiler with with_stack and
+with_modules (profiler-modules), torch's own way to module names.
 """
 import glob
 import shutil
@@ -42,16 +46,18 @@ def run(kind, args, tmp, i):
     cmd = [sys.executable, JOB, "--steps", str(args.steps), "--out", out]
     if kind == "profiler":
         cmd += ["--profiler", str(args.start), str(args.end)]
-    if kind in ("spans", "idle", "ondemand"):
+    if kind in ("spans", "idle", "ondemand", "modules", "modules-idle"):
         env.update(LD_PRELOAD=args.preload, CHAKRA_PROFILE="1",
                    CHAKRA_TRACE_DIR=os.path.join(tmp, f"traces-{kind}-{i}"), CHAKRA_HOST_TRACE="0",
                    CHAKRA_LOG_LEVEL="warn")
+        if kind.startswith("modules"):
+            env["CHAKRA_MODULE_SCOPES"] = "1"
         far = str(10 ** 9)
         if kind == "ondemand":
             env["CHAKRA_ON_DEMAND"] = "1"
         else:
-            env["CHAKRA_START_STEP"] = far if kind == "idle" else str(args.start)
-            env["CHAKRA_END_STEP"] = far if kind == "idle" else str(args.end)
+            env["CHAKRA_START_STEP"] = far if kind.endswith("idle") else str(args.start)
+            env["CHAKRA_END_STEP"] = far if kind.endswith("idle") else str(args.end)
     subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, check=True)
     with open(out) as f:
         return [float(t) for t in f.read().split()]
@@ -95,20 +101,22 @@ def count_instructions(kind, args, tmp, lib, floor_lib=None):
     cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={cg}",
            sys.executable, JOB, "--steps", str(args.end + 2), "--out", out,
            "--region", str(args.start + 1), str(args.end - 1), "--region-lib", lib]
-    if kind == "profiler":
-        cmd += ["--profiler", str(args.start), str(args.end)]
+    if kind.startswith("profiler"):
+        cmd += ["--profiler", str(args.start), str(args.end)] + (["--with-modules"] if kind != "profiler" else [])
     if kind.startswith("floor"):
         mode = {"floor": 0, "floor-et": 1, "floor-io": 2}[kind]
         cmd += ["--floor", str(args.start), str(args.end), "--floor-lib", floor_lib, "--floor-mode", str(mode)]
-    if kind in ("spans", "idle", "ondemand", "native-et"):
+    if kind in ("spans", "idle", "ondemand", "native-et", "modules", "modules-idle"):
         # idle: loaded, its window never reached (the cost outside a window);
         # ondemand: waiting for a trigger that never comes
-        first, last = (args.start, args.end) if kind == "spans" else (10 ** 9, 10 ** 9)
+        first, last = (args.start, args.end) if kind in ("spans", "modules") else (10 ** 9, 10 ** 9)
         if kind == "native-et":
             first, last = args.start, args.end
         env.update(LD_PRELOAD=args.preload, CHAKRA_PROFILE="1",
                    CHAKRA_HOST_TRACE="1" if kind == "native-et" else "0", CHAKRA_ET_RECORDER="native",
                    CHAKRA_TRACE_DIR=os.path.join(tmp, f"traces-cg-{kind}"), CHAKRA_LOG_LEVEL="warn")
+        if kind.startswith("modules"):
+            env["CHAKRA_MODULE_SCOPES"] = "1"
         if kind == "ondemand":
             env["CHAKRA_ON_DEMAND"] = "1"
         else:
@@ -133,10 +141,12 @@ def instructions(args):
     with tempfile.TemporaryDirectory() as tmp:
         lib = build_region_lib(tmp)
         floor_lib, why = build_floor_lib(tmp)
-        kinds = ("plain", "profiler", "spans", "idle", "ondemand", "native-et") + \
+        kinds = ("plain", "profiler", "spans", "idle", "ondemand", "native-et", "modules", "modules-idle",
+                 "profiler-modules") + \
             (("floor", "floor-et", "floor-io") if floor_lib else ())
         counts = {k: count_instructions(k, args, tmp, lib, floor_lib) for k in kinds}
         ops = ops_per_step(tmp, args, pattern="traces-cg-spans")
+        calls = module_calls_per_step(tmp, args, pattern="traces-cg-modules")
     n = ops * steps
     plain = counts["plain"]
     prof = (counts["profiler"] - plain) / n
@@ -170,7 +180,34 @@ def instructions(args):
           f"(target <= 1.005)")
     print(f"  on demand, waiting:  chakrashim on-demand / plain = {counts['ondemand'] / plain:.4f} "
           f"(target <= 1.005)")
+    module_lines(counts["modules"] - counts["spans"], counts["profiler-modules"] - counts["profiler"],
+                 calls * steps, "instructions")
+    print(f"  module scopes outside the window: CHAKRA_MODULE_SCOPES=1 idle / plain = "
+          f"{counts['modules-idle'] / plain:.4f} (idle without them {counts['idle'] / plain:.4f})")
     return 0
+
+
+def module_lines(ours, profilers, calls, unit, scale=1.0):
+    """Module scopes' added cost per module call, beside torch.profiler's
+    with_stack + with_modules over its plain CPU recording (instructions)."""
+    print(f"  module scopes (CHAKRA_MODULE_SCOPES=1) over spans  +{ours / calls * scale:9.0f} {unit}/module call "
+          f"({calls:.0f} module calls)")
+    if profilers is not None:
+        print(f"  torch.profiler with_stack+with_modules over it     +{profilers / calls * scale:9.0f} {unit}/module call"
+              f"   ours / its: {ours / profilers:.2f}")
+
+
+def module_calls_per_step(tmp, args, pattern):
+    """"nn.Module: " scopes in one captured step of the last modules run."""
+    paths = sorted(glob.glob(os.path.join(tmp, pattern, "*_kineto", "rank-0.json")))
+    if not paths:
+        raise SystemExit(f"bench_spans: no capture of the modules run ({pattern})")
+    with open(paths[-1]) as f:
+        events = json.load(f)["traceEvents"]
+    scopes = [e for e in events if e.get("ph") == "X" and str(e.get("name", "")).startswith("nn.Module: ")]
+    if not scopes:
+        raise SystemExit("bench_spans: the modules run recorded no module scope")
+    return len(scopes) / (args.end - args.start + 1)
 
 
 def ops_per_step(tmp, args, pattern="traces-spans-*"):
@@ -193,10 +230,11 @@ def main():
         return instructions(args)
     rounds = 1 if args.quick else args.rounds
     args.steps, args.start, args.end = (30, 10, 20) if args.quick else (600, 200, 400)
-    kinds = ["plain", "profiler", "spans", "idle", "ondemand"]
+    kinds = ["plain", "profiler", "spans", "idle", "ondemand", "modules", "modules-idle"]
     with tempfile.TemporaryDirectory() as tmp:
         res = interleaved(kinds, rounds, lambda k, i: run(k, args, tmp, i))
         ops = ops_per_step(tmp, args)
+        calls = module_calls_per_step(tmp, args, pattern="traces-modules-*")
     # Inside: the window's steps but its first and last (arm and disarm).
     inside = range(args.start + 1, args.end)
     outside = list(range(20, args.start - 1)) + list(range(args.end + 2, args.steps))
@@ -223,6 +261,12 @@ def main():
     waiting = med("ondemand", outside)
     print(f"  on demand, waiting       plain {plain_out * 1e6:8.1f} us   chakrashim on-demand "
           f"{waiting * 1e6:8.1f} us   ratio {waiting / plain_out:.4f} (target <= 1.005)")
+    modules = med("modules", inside)
+    print(f"                           chakrashim spans + module scopes {modules * 1e6:8.1f} us  "
+          f"ratio {modules / plain:.3f}")
+    module_lines((modules - spans) * 1e9, None, calls, "ns")
+    print(f"  module scopes outside the window: plain {plain_out * 1e6:8.1f} us   CHAKRA_MODULE_SCOPES=1 idle "
+          f"{med('modules-idle', outside) * 1e6:8.1f} us   ratio {med('modules-idle', outside) / plain_out:.4f}")
     return 0
 
 

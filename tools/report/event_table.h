@@ -4,6 +4,7 @@
 // the file's bytes, and nothing here reads files.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -63,5 +64,19 @@ class EventTable {
   std::unordered_map<std::string, std::uint32_t> name_ids_;
   std::map<std::pair<std::int64_t, std::int64_t>, std::uint32_t> thread_ids_, lane_ids_;
 };
+
+// The totals that were called, by total time, then by name index (so equal
+// totals keep one order): the per-name tables of scope_totals and
+// module_totals, indexed by name, to their ranked list.
+template <class Total>
+std::vector<Total> called_by_total(const std::vector<Total>& by_name) {
+  std::vector<Total> out;
+  for (const auto& t : by_name)
+    if (t.calls > 0) out.push_back(t);
+  std::sort(out.begin(), out.end(), [](const Total& a, const Total& b) {
+    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
+  });
+  return out;
+}
 
 }  // namespace chakrashim::tools::report

@@ -37,13 +37,7 @@ std::vector<ModuleTotal> module_totals(const EventTable& table) {
     }
     open.push_back(&s);
   }
-  std::vector<ModuleTotal> out;
-  for (const auto& t : by_name)
-    if (t.calls > 0) out.push_back(t);
-  std::sort(out.begin(), out.end(), [](const ModuleTotal& a, const ModuleTotal& b) {
-    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
-  });
-  return out;
+  return called_by_total(by_name);
 }
 
 }  // namespace chakrashim::tools::report

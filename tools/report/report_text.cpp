@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <type_traits>
 
 #include "report/kernel_kind.h"
 #include "report/scale_summary.h"
@@ -77,31 +78,19 @@ std::string ops_table(const RankStats& r, std::size_t top) {
   return out;
 }
 
-// The job's record_function scopes (step_phases.h, scope_totals): per
-// module where the job or a wrapper names them; nothing when it has none.
-std::string scopes_table(const RankStats& r, std::size_t top) {
-  if (r.scopes.empty()) return {};
-  std::string out = format("  top %zu record_function scopes by total time (all threads; modules where the job "
-                           "names them):\n     total ms    calls  scope\n",
-                           std::min(top, r.scopes.size()));
-  for (std::size_t i = 0; i < r.scopes.size() && i < top; ++i) {
-    const auto& [name, t] = r.scopes[i];
-    out += format("  %11s %8llu  %s\n", ms_text(t.total_ns).c_str(), static_cast<unsigned long long>(t.calls),
-                  clipped(name, 80).c_str());
-  }
-  return out;
-}
-
-// Time per torch.nn.Module path (module_totals.h), where the capture has
-// "nn.Module: " scopes (CHAKRA_MODULE_SCOPES=1); nothing otherwise.
-std::string modules_table(const RankStats& r, std::size_t top) {
-  if (r.modules.empty()) return {};
-  std::string out = format("  top %zu modules by total time (forward calls, all threads; self: less the modules "
-                           "called inside):\n     total ms      self ms    calls  module\n",
-                           std::min(top, r.modules.size()));
-  for (std::size_t i = 0; i < r.modules.size() && i < top; ++i) {
-    const auto& [name, t] = r.modules[i];
-    out += format("  %11s  %11s %8llu  %s\n", ms_text(t.total_ns).c_str(), ms_text(t.self_ns).c_str(),
+// A "top N" table of named totals, by total time: total ms, self ms (where
+// the total has it), calls, name; nothing when there are none. `what`:
+// the table's title after "top N"; `columns`: its column heads.
+template <class Total>
+std::string totals_table(const std::vector<std::pair<std::string, Total>>& rows, std::size_t top,
+                         const char* what, const char* columns) {
+  if (rows.empty()) return {};
+  std::string out = format("  top %zu %s\n%s\n", std::min(top, rows.size()), what, columns);
+  for (std::size_t i = 0; i < rows.size() && i < top; ++i) {
+    const auto& [name, t] = rows[i];
+    std::string self;
+    if constexpr (std::is_same_v<Total, ModuleTotal>) self = format("  %11s", ms_text(t.self_ns).c_str());
+    out += format("  %11s%s %8llu  %s\n", ms_text(t.total_ns).c_str(), self.c_str(),
                   static_cast<unsigned long long>(t.calls), clipped(name, 80).c_str());
   }
   return out;
@@ -145,8 +134,16 @@ std::string rank_block(const RankStats& r, std::size_t top, bool show_group) {
     out += " (no ProfilerStep#N: no step times)\n";
   }
   out += ops_table(r, top);
-  out += modules_table(r, top);
-  out += scopes_table(r, top);
+  // Time per torch.nn.Module path (module_totals.h), where the capture
+  // has "nn.Module: " scopes (CHAKRA_MODULE_SCOPES=1).
+  out += totals_table(r.modules, top,
+                      "modules by total time (forward calls, all threads; self: less the modules called inside):",
+                      "     total ms      self ms    calls  module");
+  // The job's record_function scopes (step_phases.h, scope_totals): per
+  // module where the job or a wrapper names them.
+  out += totals_table(r.scopes, top,
+                      "record_function scopes by total time (all threads; modules where the job names them):",
+                      "     total ms    calls  scope");
   if (r.gpu) out += gpu_lines(*r.gpu);
   return out;
 }

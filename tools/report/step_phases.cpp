@@ -155,13 +155,7 @@ std::vector<ScopeTotal> scope_totals(const EventTable& table) {
     ++t.calls;
     t.total_ns += h.end - h.start;
   }
-  std::vector<ScopeTotal> out;
-  for (const auto& t : by_name)
-    if (t.calls > 0) out.push_back(t);
-  std::sort(out.begin(), out.end(), [](const ScopeTotal& a, const ScopeTotal& b) {
-    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
-  });
-  return out;
+  return called_by_total(by_name);
 }
 
 }  // namespace chakrashim::tools::report

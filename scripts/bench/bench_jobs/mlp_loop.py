@@ -9,6 +9,8 @@ Writes each step's wall time (seconds, one per line) to FILE. With
 --profiler, runs torch.profiler (CPU activity only, no shapes, no stack, no
 ET) from the start of step START to the end of step END, as a user measuring
 the same steps would; its stop and export come after END and are not timed.
+--with-modules: the profiler with with_stack and with_modules (torch's way
+to module names: its Python tracer).
 With --floor, calls LIB's floor_on before step START and floor_off after
 step END (bench_jobs/floor_callback.cpp: an empty global RecordFunction
 callback, the floor of any recorder built on them; --floor-mode 1: also
@@ -27,6 +29,8 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--steps", type=int, required=True)
 ap.add_argument("--out", required=True)
 ap.add_argument("--profiler", nargs=2, type=int)
+ap.add_argument("--with-modules", action="store_true",
+                help="with --profiler: with_stack and with_modules, as a user wanting module names would")
 ap.add_argument("--floor", nargs=2, type=int)
 ap.add_argument("--floor-lib")
 ap.add_argument("--floor-mode", type=int, default=0, choices=(0, 1, 2))
@@ -48,7 +52,8 @@ prof = None
 times = []
 for step in range(args.steps):
     if args.profiler and step == args.profiler[0]:
-        prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+        prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                                      with_stack=args.with_modules, with_modules=args.with_modules)
         prof.__enter__()
     if floor is not None and step == args.floor[0]:
         floor.floor_on(args.floor_mode)

@@ -72,6 +72,9 @@ void Capture::arm() {
   if (prepared && make_folders(*prepared->folders, host_on, device_on_, error) &&
       claim_outputs(*prepared->folders, host_on, device_on_, overwrite, error))
     layout_ = prepared->folders;
+  // Said at debug level for tests/e2e/test_window_end.py: the costly part
+  // of arming ran in the step before (issue #34 item 4).
+  const bool from_prepared = layout_.has_value();
   if (!layout_) {
     // Not prepared, or the prepared name cannot be claimed (taken since, or
     // its folder cannot be made): chosen and made again.
@@ -112,7 +115,9 @@ void Capture::arm() {
     log_warn("cannot watch for SIGTERM/SIGINT in the window: a signal would lose the traces");
   }
   armed_ = true;
-  log_debug("armed at step " + std::to_string(scheduler_.window().current()));
+  log_debug("armed at step " + std::to_string(scheduler_.window().current()) +
+            (from_prepared ? " (folders and probes prepared at the step before)"
+                           : " (nothing prepared at the step before: all done now)"));
 }
 
 void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> partial_step) {

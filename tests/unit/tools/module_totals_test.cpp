@@ -6,6 +6,7 @@
 #include <string>
 
 #include "report/step_phases.h"
+#include "support/builders.h"
 
 namespace chakrashim::tools::report {
 namespace {
@@ -14,15 +15,7 @@ struct Spans {
   EventTable table;
   void add(const std::string& name, std::int64_t start, std::int64_t end, std::int64_t tid = 1,
            const char* cat = "user_annotation") {
-    TraceEvent e;
-    e.ph = "X";
-    e.cat = cat;
-    e.name = name;
-    e.pid = 1;
-    e.tid = tid;
-    e.ts_ns = start;
-    e.dur_ns = end - start;
-    table.add(e);
+    table.add(testing_support::complete_event(cat, name, start, end - start, 1, tid));
   }
   const ModuleTotal* find(const std::vector<ModuleTotal>& m, const std::string& name) const {
     for (const auto& t : m)

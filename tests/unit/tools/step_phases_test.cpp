@@ -6,6 +6,7 @@
 
 #include "report/collective_wait.h"
 #include "report/step_stats.h"
+#include "support/builders.h"
 
 namespace chakrashim::tools::report {
 namespace {
@@ -15,26 +16,10 @@ struct PhaseTable {
   EventTable table;
   void span(const char* name, std::int64_t start, std::int64_t end, std::int64_t tid = 1,
             const char* cat = "cpu_op") {
-    TraceEvent e;
-    e.ph = "X";
-    e.cat = cat;
-    e.name = name;
-    e.pid = 1;
-    e.tid = tid;
-    e.ts_ns = start;
-    e.dur_ns = end - start;
-    table.add(e);
+    table.add(testing_support::complete_event(cat, name, start, end - start, 1, tid));
   }
   void step(std::uint64_t n, std::int64_t start, std::int64_t end) {
-    TraceEvent e;
-    e.ph = "X";
-    e.cat = "user_annotation";
-    e.name = "ProfilerStep#" + std::to_string(n);
-    e.pid = 1;
-    e.tid = 1;
-    e.ts_ns = start;
-    e.dur_ns = end - start;
-    table.add(e);
+    span(("ProfilerStep#" + std::to_string(n)).c_str(), start, end, 1, "user_annotation");
   }
   StepPhases phases() { return step_phases(table, unique_steps(table.steps)); }
 };
