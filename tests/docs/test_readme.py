@@ -63,6 +63,58 @@ class WhatANewUserLooksFor(unittest.TestCase):
         self.assertLessEqual(text.count("\n"), 205, "the README grew past about 200 lines")
 
 
+class GuaranteesNameRealTests(unittest.TestCase):
+    """docs/guarantees.md says which test proves each promise: every CTest
+    name it gives must be a test of the suite, and every test it names in
+    parentheses (or after `unit`) must be in that suite's sources. A renamed
+    or moved test otherwise leaves the page naming one that no longer runs
+    (it named e2e.on_demand for tests that had moved to e2e.control_folder)."""
+
+    ROOT = ct.SOURCE_DIR or os.path.join(HERE, "..", "..")
+    SUITE = re.compile(r"`((?:e2e|tools|preload|soak|install|layout|bench|docs|unit)\.[a-z0-9_]+)`"
+                       r"(?:\s*\(([^)]*)\))?")
+    UNIT = re.compile(r"unit ((?:`[A-Za-z0-9_.*]+`(?:, )?)+)")
+
+    def sources(self, folder, suffixes):
+        text = []
+        for root, _, files in os.walk(os.path.join(self.ROOT, "tests", folder)):
+            for f in files:
+                if f.endswith(suffixes):
+                    with open(os.path.join(root, f), errors="replace") as src:
+                        text.append(src.read())
+        return "\n".join(text)
+
+    def test_every_test_the_guarantees_name_exists(self):
+        with open(os.path.join(self.ROOT, "docs", "guarantees.md")) as f:
+            page = f.read()
+        cmake = self.sources("", ("CMakeLists.txt",))
+        unit = self.sources("unit", (".cpp", ".h"))
+        seen = 0
+        for suite, inner in self.SUITE.findall(page):
+            seen += 1
+            prefix, name = suite.split(".", 1)
+            registered = (re.search(rf"NAME {re.escape(suite)}\b", cmake)
+                          or re.search(rf"foreach\(_t [^)]*\b{name}\b[^)]*\)\s*add_test\(NAME {prefix}\.\$\{{_t\}}",
+                                       cmake)
+                          or re.search(rf"chakra_{prefix}_test\({name} ", cmake))
+            self.assertTrue(registered, f"docs/guarantees.md names {suite}: no such CTest test")
+            if prefix in ("e2e", "tools"):
+                path = os.path.join(self.ROOT, "tests", prefix, f"test_{name}.py")
+                self.assertTrue(os.path.exists(path), f"docs/guarantees.md names {suite}: no {path}")
+                with open(path) as f:
+                    body = f.read()
+            else:
+                body = self.sources(prefix, (".py", ".cpp", ".sh"))
+            for ident in re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)", inner or ""):
+                if ident.startswith("CHAKRA_"):
+                    continue  # a variable the test sets, not a test
+                self.assertTrue(ident in body, f"docs/guarantees.md: {suite} has no test {ident}")
+        self.assertGreater(seen, 30, "the guarantees table's test cells were not read")
+        for names in self.UNIT.findall(page):
+            for ident in re.findall(r"`([A-Za-z0-9_]+)", names):
+                self.assertTrue(re.search(rf"TEST(_F|_P)?\({ident}", unit), f"docs/guarantees.md names unit {ident}")
+
+
 class Marks(unittest.TestCase):
     """Every shell block of the README is run, shape-checked or skipped with
     a reason; the extractor itself refuses what it should."""
