@@ -8,13 +8,16 @@ steps' time in runs without the shim.
 
 For each round: a run without the shim (--step-ends: steps S..E took
 end[E] - end[S-1], the data loader's time included) and a capture of steps
-S..E with it, interleaved. The last capture is converted three ways:
-  gaps      the default: the time between ops kept (docs/convert.md)
+S..E with it, interleaved. The last capture is converted four ways:
+  gaps      the default: the time between ops kept (docs/convert.md), less
+            the recording cost per op the capture measured (its device
+            trace's recording_cost)
+  gaps, no cost  --op-cost-ns 0: the captured timeline as it is
   no gaps   --no-gaps: durations as chakra_converter's
   chakra    --chakra-exact: chakra_converter's bytes (its ctrl deps on the
             dropped process root: ASTRA-sim's feeder refuses them)
-  gaps-cost with --calibrate: gaps, less the recorder's own cost per op
-            (--op-cost-ns), measured on another job (bench_jobs/mlp_loop.py:
+  gaps-calibrated  with --calibrate: gaps, less the recorder's own cost
+            per op (--op-cost-ns) measured on another job (bench_jobs/mlp_loop.py:
             its window's steps with and without the shim, over its ops)
 and each is simulated by ASTRA-sim (--astra, else $ASTRA_SIM_BIN) on 2 NPUs
 (two copies of the one rank: one NPU does not run). Without ASTRA-sim the
@@ -130,28 +133,34 @@ def main():
         print("window without the shim: %.1f ms (median of %s)" % (plain_ms, ", ".join("%.1f" % x for x in plain)))
         print("window under the shim:   %.1f ms; ProfilerStep spans %.1f ms (last capture)" %
               (statistics.median(shim), captured[-1]))
-        variants = [("gaps", []), ("no gaps", ["--no-gaps"]), ("chakra", ["--chakra-exact"])]
+        with open(os.path.join(capture, "0_kineto", "rank-0.json")) as f:
+            cost = json.load(f)["chakrashim"].get("recording_cost")
+        print("recording cost the capture measured: %s" %
+              ("%d ns an op (median of %d gaps between aten ops an aten op calls)" % (cost["per_op_ns"], cost["pairs"])
+               if cost else "none"))
+        variants = [("gaps", []), ("gaps, no cost", ["--op-cost-ns", "0"]), ("no gaps", ["--no-gaps"]),
+                    ("chakra", ["--chakra-exact"])]
         if args.calibrate:
-            variants.insert(0, ("gaps-cost", ["--op-cost-ns", str(calibrate(args.preload, tmp, rounds))]))
+            variants.insert(1, ("gaps-calibrated", ["--op-cost-ns", str(calibrate(args.preload, tmp, rounds))]))
         # Beside the plain runs (the issue's figure, which a loaded machine
         # moves), the capture the files came from: its own window, which the
         # conversion should reproduce whatever the load.
         cap_ms = captured[-1]
-        print("%-10s %12s %12s %8s %12s %8s  %s" % ("convert", "simulated", "plain", "ratio", "captured", "ratio",
+        print("%-15s %12s %12s %8s %12s %8s  %s" % ("convert", "simulated", "plain", "ratio", "captured", "ratio",
                                                    "how"))
         for label, flags in variants:
-            prefix = os.path.join(tmp, label.replace(" ", "_"), "rank")
+            prefix = os.path.join(tmp, label.replace(" ", "_").replace(",", ""), "rank")
             r = subprocess.run([args.cli, "convert", *flags, "--prefix", prefix, capture], capture_output=True,
                                text=True, timeout=600)
             if r.returncode != 0:
-                print("%-10s convert failed: %s" % (label, (r.stderr or r.stdout).strip()[-300:]))
+                print("%-15s convert failed: %s" % (label, (r.stderr or r.stdout).strip()[-300:]))
                 continue
             if args.astra:
                 shutil.copy(prefix + ".0.et", prefix + ".1.et")
                 finished, out = astra_sim.run(args.astra, prefix, 2, os.path.dirname(prefix))
                 if 0 not in finished:
                     error = [line for line in out.splitlines() if "rror" in line or "not found" in line]
-                    print("%-10s %12s %12s %8s %12s %8s  ASTRA-sim: %s" % (
+                    print("%-15s %12s %12s %8s %12s %8s  ASTRA-sim: %s" % (
                         label, "-", "%.1f ms" % plain_ms, "-", "%.1f ms" % cap_ms, "-",
                         (error[-1] if error else out[-200:]).strip()))
                     continue
@@ -160,7 +169,7 @@ def main():
             else:
                 sim = durations_ms(dump, prefix + ".0.et")
                 how = "summed durations (no ASTRA-sim)"
-            print("%-10s %9.1f ms %9.1f ms %8.3f %9.1f ms %8.3f  %s" % (label, sim, plain_ms, sim / plain_ms, cap_ms,
+            print("%-15s %9.1f ms %9.1f ms %8.3f %9.1f ms %8.3f  %s" % (label, sim, plain_ms, sim / plain_ms, cap_ms,
                                                                      sim / cap_ms, how))
     print("target (issue #36): within 10% of the run without the shim (ratio 0.9-1.1)")
     return 0

@@ -201,7 +201,15 @@ class Captures(unittest.TestCase):
         self.assertEqual(job.returncode, 0, job.stdout + job.stderr)
         r = convert(self.root)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertIn(" of gaps kept -> ", r.stdout)
+        self.assertIn(" of gaps kept, ", r.stdout)
+        # The recording cost the capture measured (its device trace's
+        # metadata) is taken out by default, and said.
+        with open(os.path.join(self.root, "0_kineto", "rank-0.json")) as f:
+            cost = json.load(f)["chakrashim"]["recording_cost"]
+        self.assertGreater(cost["per_op_ns"], 0)
+        self.assertGreaterEqual(cost["pairs"], 100)  # linear's (t, addmm), _to_copy's, ... every step
+        self.assertIn(f" of recording cost taken out ({cost['per_op_ns']} ns an op, as the capture measured it)",
+                      r.stdout)
         folder = os.path.join(self.root, "0_et")
         ok = check(folder)
         self.assertEqual(ok.returncode, 0, ok.stdout)
@@ -224,6 +232,13 @@ class Captures(unittest.TestCase):
         self.assertEqual(check(no_gaps).returncode, 0)
         total = sum(n["duration_micros"] for n in nodes)
         self.assertGreater(total, sum(n["duration_micros"] for n in dump(os.path.join(no_gaps, "rank.0.et"))))
+        # --op-cost-ns 0: the captured timeline as it is, the cost kept in.
+        as_is = os.path.join(self.root, "asis")
+        kept = convert("--op-cost-ns", "0", "--prefix", os.path.join(as_is, "rank"), self.root)
+        self.assertEqual(kept.returncode, 0, kept.stdout + kept.stderr)
+        self.assertNotIn("recording cost", kept.stdout)
+        self.assertIn(" of gaps kept -> ", kept.stdout)
+        self.assertGreater(sum(n["duration_micros"] for n in dump(os.path.join(as_is, "rank.0.et"))), total)
 
     def test_a_gloo_capture_has_a_comm_node_per_collective_per_rank(self):
         capture_gloo(self, self.root)

@@ -1,51 +1,12 @@
 #include "common/missing_ranks.h"
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "common/trace_tail.h"
 #include "config/value_grammar.h"
-#include "files/byte_stream.h"
 
 namespace chakrashim::tools {
-
-namespace {
-
-// The metadata object is a few hundred bytes at the very end; 64 KiB leaves
-// room for a long CHAKRA_RANKS text and whatever a later version adds.
-constexpr std::size_t kTailBytes = 64 * 1024;
-
-bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// The last kTailBytes of the file's text: a seek for a plain file, a pass
-// through zlib for a gzip one (zlib cannot seek backwards cheaply).
-std::string read_tail(const std::string& path) {
-  if (!ends_with(path, ".gz")) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return {};
-    in.seekg(0, std::ios::end);
-    const std::streamoff size = in.tellg();
-    const std::streamoff from = size > static_cast<std::streamoff>(kTailBytes) ? size - kTailBytes : 0;
-    in.seekg(from);
-    std::string out(static_cast<std::size_t>(size - from), '\0');
-    in.read(out.data(), static_cast<std::streamsize>(out.size()));
-    return in ? out : std::string();
-  }
-  std::string tail;
-  files::ByteStream stream(path, [&](std::string_view chunk, std::uint64_t) {
-    tail.append(chunk);
-    if (tail.size() > 2 * kTailBytes) tail.erase(0, tail.size() - kTailBytes);
-  });
-  std::istream in(&stream);
-  char buffer[1 << 16];
-  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
-  }
-  return stream.ok() ? tail : std::string();
-}
-
-}  // namespace
 
 std::string rank_ranges(const std::vector<std::uint64_t>& ranks) {
   std::string out;
@@ -60,14 +21,9 @@ std::string rank_ranges(const std::vector<std::uint64_t>& ranks) {
 }
 
 std::optional<RankExpectation> expectation_from_tail(std::string_view tail) {
-  const auto key = tail.rfind("\"chakrashim\"");
-  if (key == std::string_view::npos) return std::nullopt;
-  const auto open = tail.find('{', key);
-  const auto close = tail.rfind('}');  // the document's own closing brace
-  if (open == std::string_view::npos || close == std::string_view::npos || close <= open) return std::nullopt;
-  const auto meta = nlohmann::json::parse(tail.substr(open, close - open), nullptr, false);
-  if (!meta.is_object() || !meta.contains("ranks") || !meta["ranks"].is_object()) return std::nullopt;
-  const auto& ranks = meta["ranks"];
+  const auto meta = metadata_from_tail(tail);
+  if (!meta || !meta->contains("ranks") || !(*meta)["ranks"].is_object()) return std::nullopt;
+  const auto& ranks = (*meta)["ranks"];
   RankExpectation out;
   if (ranks.contains("world_size") && ranks["world_size"].is_number_unsigned())
     out.world_size = ranks["world_size"].get<std::uint64_t>();

@@ -65,8 +65,9 @@ constexpr const char* kUsage =
     "  --no-gaps           durations as chakra_converter's (int() of exclusive_dur,\n"
     "                      Optimizer.step 0), without the time between ops\n"
     "  --op-cost-ns N      the recorder's own cost per recorded op (ns), taken out of\n"
-    "                      the timeline where it lands (parent op or gap); default 0.\n"
-    "                      scripts/bench/bench_simulate.py --calibrate measures it\n"
+    "                      the timeline where it lands (parent op or gap); default:\n"
+    "                      what the capture measured (its recording_cost), 0 for an\n"
+    "                      ET+ given as a file; 0 keeps the captured timeline as is\n"
     "  --quiet             print errors and warnings only\n"
     "  --verbose           with DIR: one line per rank, however many ranks\n"
     "  --log-filename F    accepted for chakra_converter's scripts; ignored\n"
@@ -82,7 +83,9 @@ struct Args {
   std::vector<std::string> given;  // one at most
   bool quiet = false, verbose = false;
   bool chakra_exact = false, no_gaps = false;
-  std::uint64_t op_cost_ns = 0;
+  // kFromCapture: not given (the capture's own figure).
+  static constexpr std::uint64_t kFromCapture = ~std::uint64_t{0};
+  std::uint64_t op_cost_ns = kFromCapture;
   std::size_t jobs = default_threads();
 };
 
@@ -107,7 +110,8 @@ ConvertOptions options_of(const Args& a) {
   ConvertOptions o;
   o.chakra_exact = a.chakra_exact;
   o.gaps = !a.no_gaps;
-  o.op_cost_ns = static_cast<std::int64_t>(a.op_cost_ns);
+  o.op_cost_from_capture = a.op_cost_ns == Args::kFromCapture;
+  o.op_cost_ns = o.op_cost_from_capture ? 0 : static_cast<std::int64_t>(a.op_cost_ns);
   return o;
 }
 

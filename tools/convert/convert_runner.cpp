@@ -11,6 +11,7 @@
 #include "common/chunk_pipe.h"
 #include "common/joining_thread.h"
 #include "common/rank_totals.h"
+#include "common/trace_tail.h"
 #include "convert/et_encoding.h"
 #include "convert/et_file_writer.h"
 #include "convert/et_plus_reader.h"
@@ -65,7 +66,16 @@ bool plan_linked_folder(const fs::path& folder, const std::string& prefix, Conve
     if (is_partial_name(file) || file.rfind("rank-", 0) != 0) continue;
     const auto rank = rank_from_file_name(file);
     if (!rank) continue;
-    plan.jobs.push_back({*rank, f.string(), et_name(out_prefix, *rank), std::nullopt});
+    plan.jobs.push_back({*rank, f.string(), et_name(out_prefix, *rank), std::nullopt, {}, {}});
+    // The device trace link read, for its recording cost: JOB_kineto[.i]/
+    // beside JOB_linked[.i]/, plain or gzip.
+    for (const char* suffix : {"", ".gz"}) {
+      const fs::path device = folder.parent_path() / (m[1].str() + "_kineto" + m[2].str()) / (file + suffix);
+      if (fs::is_regular_file(device, ec)) {
+        plan.jobs.back().device_path = device.string();
+        break;
+      }
+    }
   }
   if (plan.jobs.empty()) plan.error = folder.string() + ": no rank-R.json ET+ files";
   return true;
@@ -129,6 +139,21 @@ bool join_in_memory(const ConvertJob& job, NodeEncoder& encoder, EtPlusRead& rea
   return true;
 }
 
+// The job's options, with the recording cost its capture measured where
+// it was asked for and there is one (a device trace of ours, linked here).
+ConvertOptions options_for(const ConvertJob& job) {
+  ConvertOptions o = job.options;
+  const std::string& device = job.link_first ? job.link_first->device_path : job.device_path;
+  if (o.op_cost_from_capture && !device.empty()) {
+    const auto cost = recording_cost_from_tail(read_tail(device));
+    o.op_cost_ns = cost.value_or(0);
+    o.op_cost_from_capture = cost.has_value();
+  } else {
+    o.op_cost_from_capture = false;
+  }
+  return o;
+}
+
 ConvertResult convert_one(const ConvertJob& job, std::atomic<std::uint64_t>* progress) {
   const auto start = std::chrono::steady_clock::now();
   ConvertResult out;
@@ -155,7 +180,7 @@ ConvertResult convert_one(const ConvertJob& job, std::atomic<std::uint64_t>* pro
   } else {
     out.nodes_read = read.trace.nodes.size();
     ChakraGraph graph = build_chakra_graph(read.trace, encoder);
-    make_sim_ready(read.trace, graph, encoder, job.options, &out.sim);
+    make_sim_ready(read.trace, graph, encoder, options_for(job), &out.sim);
     if (graph.ok) out.process_groups = groups_of(read.trace, graph);
     out.stats = graph.stats;
     if (!graph.ok) out.error = source + ": " + graph.error;
@@ -200,7 +225,7 @@ ConvertPlan plan_convert(const std::string& dir, const std::string& prefix) {
     }
     // Always linked by this run, in memory: as fast as reading an ET+ that
     // `chakrashim link` left, which may be out of date.
-    plan.jobs.push_back({j.rank, j.output_path, et_name(out_prefix, j.rank), j});
+    plan.jobs.push_back({j.rank, j.output_path, et_name(out_prefix, j.rank), j, {}, {}});
   }
   return plan;
 }
@@ -333,7 +358,8 @@ std::string summary_line(const ConvertResult& r) {
     line += std::string(", ") + time + " of gaps kept";
     if (r.sim.cost_ns > 0) {
       std::snprintf(time, sizeof time, "%.3f ms", static_cast<double>(r.sim.cost_ns) / 1e6);
-      line += std::string(", ") + time + " of recording cost taken out";
+      line += std::string(", ") + time + " of recording cost taken out (" + std::to_string(r.sim.op_cost_ns) +
+              " ns an op, " + (r.sim.cost_from_capture ? "as the capture measured it" : "--op-cost-ns") + ")";
     }
   }
   std::snprintf(time, sizeof time, "%.2f s", r.seconds);

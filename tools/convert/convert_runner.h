@@ -24,6 +24,10 @@ struct ConvertJob {
   // Set when the ET+ must be made first: `input` is then link's output.
   std::optional<link::RankJob> link_first;
   ConvertOptions options;
+  // The rank's device trace where `input` is an ET+ that link wrote beside
+  // a capture (JOB_linked/ beside JOB_kineto/): its metadata has the
+  // recording cost (link_first's device_path otherwise). Empty: none known.
+  std::string device_path = {};
 };
 
 struct ConvertResult {

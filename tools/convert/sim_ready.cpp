@@ -201,7 +201,13 @@ bool make_sim_ready(const EtPlus& trace, ChakraGraph& graph, NodeEncoder& encode
     graph.ok = false;
     return false;
   }
-  if (options.gaps) pass.timeline(options.op_cost_ns);
+  if (options.gaps) {
+    pass.timeline(options.op_cost_ns);
+    if (stats != nullptr && options.op_cost_ns > 0) {
+      stats->op_cost_ns = options.op_cost_ns;
+      stats->cost_from_capture = options.op_cost_from_capture;
+    }
+  }
   return true;
 }
 

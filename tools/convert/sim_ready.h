@@ -41,12 +41,18 @@ struct ConvertOptions {
   // op's own span: its parent's exclusive time, or the gap before a
   // top-level op. A thread's total then shrinks by the cost times its ops.
   std::int64_t op_cost_ns = 0;
+  // Without --op-cost-ns: the cost the capture measured (its device trace's
+  // recording_cost, read by convert_one), where the rank was linked in
+  // memory from a capture of ours; 0 otherwise.
+  bool op_cost_from_capture = false;
 };
 
 struct SimReadyStats {
   std::uint64_t gap_ns = 0;    // folded in, all threads
   std::uint64_t threads = 0;   // host threads given timeline durations
   std::uint64_t cost_ns = 0;   // recording cost taken out (op_cost_ns x ops)
+  std::int64_t op_cost_ns = 0;  // the cost per op it took out
+  bool cost_from_capture = false;  // op_cost_ns as the capture measured it
   // Process groups the host collectives name, with their node count.
   std::map<std::string, std::uint64_t> groups;
 };

@@ -64,6 +64,25 @@ void finish_device_capture(WindowOutput& o) {
     o.trailer.truncated_at_ns = dev.truncated_at_ns;
 }
 
+// recording_cost.h on the window's spans, one thread at a time, from the
+// first 2^18 spans a thread recorded (by their end): a median needs no
+// more, and the copy stays under 7 MB beside the records.
+std::optional<writers::RecordingCost> recording_cost(const std::vector<ThreadSpans>& threads) {
+  constexpr std::size_t kSpansPerThread = 1 << 18;
+  writers::RecordingCostMeter meter;
+  for (const auto& thread : threads) {
+    std::vector<writers::OpInterval> spans;
+    for (const auto& chunk : thread.chunks)
+      for (const auto& s : chunk)
+        if (spans.size() < kSpansPerThread)
+          spans.push_back({s.start_ns, s.end_ns,
+                           s.category == HostCategory::cpu_op && s.name != nullptr &&
+                               s.name->rfind("aten::", 0) == 0});
+    meter.add_thread(std::move(spans));
+  }
+  return meter.result();
+}
+
 void write_device_trace(WindowOutput& o, std::string& summary, std::vector<std::string>& failures) {
   // Not sorted: readers order events themselves, and sorting would hold a
   // second copy or an index as large as the spans.
@@ -73,6 +92,7 @@ void write_device_trace(WindowOutput& o, std::string& summary, std::vector<std::
       for (const auto& s : chunk) first = first == 0 ? s.start_ns : std::min(first, s.start_ns);
   for (const auto& s : o.steps) first = first == 0 ? s.start_ns : std::min(first, s.start_ns);
   const std::int64_t base = writers::base_time_ns(first);
+  o.trailer.recording_cost = recording_cost(o.spans);
   const auto produce = [&](files::ByteSink& file) {
     std::optional<files::GzipSink> gz;
     if (o.gzip) gz.emplace(file);

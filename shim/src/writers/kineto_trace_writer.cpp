@@ -236,6 +236,13 @@ bool KinetoTraceWriter::end(const TraceTrailer& t) {
   else json_.null();
   json_.end_object();
   json_.key(s::kMetaHostTrace).value(t.host_trace);
+  json_.key(s::kMetaRecordingCost);
+  if (t.recording_cost) {
+    json_.begin_object().key(s::kMetaPerOpNs).value(t.recording_cost->per_op_ns);
+    json_.key(s::kMetaPairs).value(t.recording_cost->pairs).end_object();
+  } else {
+    json_.null();
+  }
   json_.key(s::kMetaDeviceTrace).begin_object();
   json_.key(s::kMetaCupti).value(t.cupti);
   json_.key(s::kMetaDroppedRecords).value(t.dropped_records);

@@ -17,6 +17,7 @@
 #include "files/byte_sink.h"
 #include "json/json_emitter.h"
 #include "writers/kineto_inputs.h"
+#include "writers/recording_cost.h"
 
 namespace chakrashim::writers {
 
@@ -63,6 +64,9 @@ struct TraceTrailer {
   std::string clock = "realtime";
   std::optional<std::int64_t> truncated_at_ns;
   std::string device_sync = "none";  // ok, none, timed_out
+  // What recording cost each op, measured on the window's spans
+  // (recording_cost.h); nullopt: nothing to measure it on.
+  std::optional<RecordingCost> recording_cost;
 };
 
 class KinetoTraceWriter {

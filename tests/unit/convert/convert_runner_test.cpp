@@ -79,7 +79,7 @@ TEST(ConvertSummary, SaysWhatTheNodesLeftOutAreAndWhetherItMatters) {
 // comes) and the exception reaches the caller; with a std::thread there,
 // its destructor called std::terminate and ended the CLI.
 TEST(ConvertLinkSteps, ALinkThatThrowsJoinsTheReaderOfItsPipe) {
-  const ConvertJob job{0, "/nonexistent/0_linked/rank-0.json", "/nonexistent/0_et/rank.0.et", link::RankJob{}};
+  const ConvertJob job{0, "/nonexistent/0_linked/rank-0.json", "/nonexistent/0_et/rank.0.et", link::RankJob{}, {}, {}};
   EtPlusRead read;
   ConvertResult out;
   const auto throws = [](const link::RankJob& j) -> link::RankResult {
@@ -92,7 +92,7 @@ TEST(ConvertLinkSteps, ALinkThatThrowsJoinsTheReaderOfItsPipe) {
 }
 
 TEST(ConvertLinkSteps, APlanThatThrowsJoinsTheReaderOfTheHostEt) {
-  ConvertJob job{0, "", "/nonexistent/0_et/rank.0.et", link::RankJob{}};
+  ConvertJob job{0, "", "/nonexistent/0_et/rank.0.et", link::RankJob{}, {}, {}};
   job.link_first->host_path = "/nonexistent/0_chakra/rank-0.json";
   NodeEncoder encoder;
   EtPlusRead read;
