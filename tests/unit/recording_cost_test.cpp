@@ -16,6 +16,7 @@ TEST(RecordingCost, TheGapBetweenTwoAtenOpsAnAtenOpCalls) {
   const auto cost = meter.result();
   ASSERT_TRUE(cost.has_value());
   EXPECT_EQ(cost->per_op_ns, 600);
+  EXPECT_EQ(cost->median_ns, 600);
   EXPECT_EQ(cost->pairs, 1u);
 }
 
@@ -30,19 +31,23 @@ TEST(RecordingCost, OnlyCallsFromAtenToAtenCount) {
   EXPECT_FALSE(meter.result().has_value());
 }
 
-TEST(RecordingCost, SiblingsNotGrandchildrenAndTheMedianOfAllThreads) {
+TEST(RecordingCost, SiblingsNotGrandchildrenAndTheMeanOfAllThreadsBelowTenMedians) {
   RecordingCostMeter meter;
   // aten::linear -> aten::t (-> aten::transpose) then aten::addmm: the pair
   // is (t, addmm), 500 ns; transpose is t's only child and pairs with
   // nothing. Then a parent with three children: gaps 300 and 400.
   meter.add_thread({aten(0, 10000), aten(100, 1000), aten(200, 900), aten(1500, 9000),
                     aten(20000, 30000), aten(20100, 20200), aten(20500, 20600), aten(21000, 21100)});
-  // Another thread: one pair of 10000 ns (real work between the calls).
-  meter.add_thread({aten(0, 50000), aten(10, 20), aten(10020, 10030)});
+  // Another thread: one pair of 10000 ns (real work between the calls),
+  // and one of 2000 (an op that costs more to record).
+  meter.add_thread({aten(0, 50000), aten(10, 20), aten(10020, 10030), aten(12030, 12040)});
   const auto cost = meter.result();
   ASSERT_TRUE(cost.has_value());
+  // Of 300, 400, 500, 2000, 10000: the median is 500, and 10000 lies past
+  // ten of it; the mean of the rest, 800.
+  EXPECT_EQ(cost->median_ns, 500);
   EXPECT_EQ(cost->pairs, 4u);
-  EXPECT_EQ(cost->per_op_ns, 500);  // of 300, 400, 500, 10000: the upper median
+  EXPECT_EQ(cost->per_op_ns, 800);
 }
 
 TEST(RecordingCost, NothingToMeasureIsNothing) {

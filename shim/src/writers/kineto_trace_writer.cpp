@@ -239,7 +239,8 @@ bool KinetoTraceWriter::end(const TraceTrailer& t) {
   json_.key(s::kMetaRecordingCost);
   if (t.recording_cost) {
     json_.begin_object().key(s::kMetaPerOpNs).value(t.recording_cost->per_op_ns);
-    json_.key(s::kMetaPairs).value(t.recording_cost->pairs).end_object();
+    json_.key(s::kMetaPairs).value(t.recording_cost->pairs);
+    json_.key(s::kMetaMedianNs).value(t.recording_cost->median_ns).end_object();
   } else {
     json_.null();
   }

@@ -33,7 +33,15 @@ std::optional<RecordingCost> RecordingCostMeter::result() const {
   std::vector<std::int64_t> gaps = gaps_;
   const auto mid = gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2);
   std::nth_element(gaps.begin(), mid, gaps.end());
-  return RecordingCost{*mid, gaps.size()};
+  const std::int64_t bound = kOutlierFactor * std::max<std::int64_t>(*mid, 1);
+  std::int64_t sum = 0;
+  std::uint64_t kept = 0;
+  for (const auto g : gaps_) {
+    if (g > bound) continue;
+    sum += g;
+    ++kept;
+  }
+  return RecordingCost{sum / static_cast<std::int64_t>(kept), kept, *mid};
 }
 
 }  // namespace chakrashim::writers
