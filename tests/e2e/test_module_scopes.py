@@ -82,6 +82,25 @@ class ModuleScopes(CaptureCase):
         self.assertEqual(chains.count(["nn.Module: Net.fails.inner", "nn.Module: Net.fails",
                                        "nn.Module: Net"]), 1)
 
+    def test_a_child_forked_in_the_window_runs_the_hooks_as_no_ops(self):
+        # Forked with the hooks in: the child inherits them (torch's dicts
+        # are its memory too), runs its modules through them with the same
+        # numbers, opens no record and touches no file of the parent's.
+        plain = run_plain(JOB, [6, "--fork-at", 2])
+        r = self.capture("--fork-at", 2, CHAKRA_MODULE_SCOPES=1)
+        self.assertIn("child exit 0", r.stdout)
+        child = re.search(r"^child 2 (\d+) (\S+)$", r.stdout, re.M)
+        self.assertIsNotNone(child, r.stdout)
+        self.assertEqual(child[1], "2", "the child forked inside the window holds the hooks")
+        self.assertEqual(child[2], re.search(r"^child 2 \d+ (\S+)$", plain.stdout, re.M)[1])
+        self.assertEqual(losses(r.stdout), losses(plain.stdout), "the job's numbers changed")
+        cap = self.assert_valid_capture([2, 3])
+        # Only the parent's module calls: nine a step in the window (the
+        # child's 27 would be on its own pid, in the parent's files).
+        self.assertEqual(len(cap.named(SCOPE)), 18)
+        self.assertEqual({e["pid"] for e in cap.named(SCOPE)}, {cap.named(SCOPE)[0]["pid"]})
+        self.assertNotIn("error", r.stderr)
+
     def test_another_threads_modules_are_named_on_that_thread(self):
         r = self.capture("--thread", CHAKRA_MODULE_SCOPES=1)
         self.assertEqual(hooks_per_step(r.stdout)[4], 0)

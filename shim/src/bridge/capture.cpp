@@ -73,7 +73,9 @@ void Capture::attach(const chakrashim_capture_config& config) {
                "step per iteration, set CHAKRA_STEP_MARKER to the name of a record that ends each iteration "
                "(README, Configuration)");
     };
-    ModuleScopes::set_keeping([] { return Capture::instance().keeping(); });
+    // A forked child (dead) opens no records: it inherits the hooks, and
+    // runs them as no-ops until it ends.
+    ModuleScopes::set_keeping([] { return !Capture::instance().dead() && Capture::instance().keeping(); });
     hooks_.start(std::move(cb));
   } else if (config.module_scopes) {
     log_info("CHAKRA_MODULE_SCOPES is ignored with CHAKRA_STEP_MARKER set: module hooks go in and out "
