@@ -73,7 +73,7 @@ class GuaranteesNameRealTests(unittest.TestCase):
     ROOT = ct.SOURCE_DIR or os.path.join(HERE, "..", "..")
     SUITE = re.compile(r"`((?:e2e|tools|preload|soak|install|layout|bench|docs|unit)\.[a-z0-9_]+)`"
                        r"(?:\s*\(([^)]*)\))?")
-    UNIT = re.compile(r"unit ((?:`[A-Za-z0-9_.*]+`(?:, )?)+)")
+    UNIT = re.compile(r"unit ((?:`[A-Za-z0-9_.*]+`(?:, )?)+)")  # unit `A.*`, `B.C`
 
     def sources(self, folder, suffixes):
         text = []
@@ -105,14 +105,27 @@ class GuaranteesNameRealTests(unittest.TestCase):
                     body = f.read()
             else:
                 body = self.sources(prefix, (".py", ".cpp", ".sh"))
-            for ident in re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)", inner or ""):
-                if ident.startswith("CHAKRA_"):
-                    continue  # a variable the test sets, not a test
-                self.assertTrue(ident in body, f"docs/guarantees.md: {suite} has no test {ident}")
+            # `test_x` names a test exactly; `test_x_*`, `test_x_...`,
+            # `Class.*` and `Class` a group by its start or its class.
+            for ident, wild in re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)(\*|\.\.\.|\.\*)?`", inner or ""):
+                if ident.startswith("CHAKRA_") or not (ident.startswith("test_") or ident[0].isupper()):
+                    continue  # a variable the test sets, a function it refuses: not a test
+                end = r"\w*" if wild == "*" or wild == "..." else r"\b"
+                self.assertTrue(re.search(rf"^\s*(def|class) {ident}{end}", body, re.M),
+                                f"docs/guarantees.md: {suite} has no test {ident}{wild}")
         self.assertGreater(seen, 30, "the guarantees table's test cells were not read")
         for names in self.UNIT.findall(page):
-            for ident in re.findall(r"`([A-Za-z0-9_]+)", names):
-                self.assertTrue(re.search(rf"TEST(_F|_P)?\({ident}", unit), f"docs/guarantees.md names unit {ident}")
+            # `Suite.Name` exactly; `Suite.*`, `Suite.Start*` and `Start*` by
+            # their start.
+            for suite_name, wild in re.findall(r"`([A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)?)(\*|\.\*)?`", names):
+                suite, _, name = suite_name.partition(".")
+                if name:
+                    pattern = rf"TEST(_F|_P)?\(\s*{suite},\s*{name}" + (r"\w*\)" if wild else r"\)")
+                elif wild == ".*":
+                    pattern = rf"TEST(_F|_P)?\(\s*{suite},"
+                else:
+                    pattern = rf"TEST(_F|_P)?\(\s*{suite}\w*,"
+                self.assertTrue(re.search(pattern, unit), f"docs/guarantees.md names unit {suite_name}{wild}")
 
 
 class Marks(unittest.TestCase):

@@ -463,6 +463,16 @@ class InMemory(ConvertCase):
         job = ct.run([ct.PYTHON, os.path.join(JOBS, "plain_loop.py"), "6"], env=env, timeout=300)
         self.assertEqual(job.returncode, 0, job.stdout + job.stderr)
         self.assert_same_both_ways([0], root=trace)
+        # A gzip ET+ beside the plain device trace finds it too: its
+        # recording cost is taken out as in memory (the same bytes).
+        shutil.rmtree(os.path.join(trace, "0_linked"))
+        self.assert_ok(ct.run([ct.CLI, "link", "--gzip", trace], env=ct.clean_env(), timeout=300))
+        gz = os.path.join(self.root, "gz", "rank")
+        r = convert(os.path.join(trace, "0_linked"), "--prefix", gz)
+        self.assert_ok(r)
+        self.assertIn("as the capture measured it", r.stdout)
+        with open(os.path.join(self.root, "mem", "rank.0.et"), "rb") as a, open(gz + ".0.et", "rb") as b:
+            self.assertTrue(a.read() == b.read(), "the gzip ET+'s .et differs from the in-memory one")
 
     def test_an_et_the_join_does_not_model_takes_the_file_path(self):
         # A node with a "stream" attribute: the join leaves such nodes to the

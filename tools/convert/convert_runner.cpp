@@ -68,9 +68,12 @@ bool plan_linked_folder(const fs::path& folder, const std::string& prefix, Conve
     if (!rank) continue;
     plan.jobs.push_back({*rank, f.string(), et_name(out_prefix, *rank), std::nullopt, {}, {}});
     // The device trace link read, for its recording cost: JOB_kineto[.i]/
-    // beside JOB_linked[.i]/, plain or gzip.
+    // beside JOB_linked[.i]/, plain or gzip whichever the ET+ is.
+    const std::string json_name = file.size() > 3 && file.compare(file.size() - 3, 3, ".gz") == 0
+                                      ? file.substr(0, file.size() - 3)
+                                      : file;
     for (const char* suffix : {"", ".gz"}) {
-      const fs::path device = folder.parent_path() / (m[1].str() + "_kineto" + m[2].str()) / (file + suffix);
+      const fs::path device = folder.parent_path() / (m[1].str() + "_kineto" + m[2].str()) / (json_name + suffix);
       if (fs::is_regular_file(device, ec)) {
         plan.jobs.back().device_path = device.string();
         break;

@@ -75,7 +75,7 @@ void Capture::attach(const chakrashim_capture_config& config) {
     };
     // A forked child (dead) opens no records: it inherits the hooks, and
     // runs them as no-ops until it ends.
-    ModuleScopes::set_keeping([] { return !Capture::instance().dead() && Capture::instance().keeping(); });
+    ModuleScopes::set_keeping([] { return Capture::instance().window_records(); });
     hooks_.start(std::move(cb));
   } else if (config.module_scopes) {
     log_info("CHAKRA_MODULE_SCOPES is ignored with CHAKRA_STEP_MARKER set: module hooks go in and out "

@@ -74,6 +74,10 @@ class Capture {
 
   // --- from the op-span callback (all scopes, while armed) ---
   bool keeping() const { return keeping_.load(std::memory_order_acquire); }
+  // The window's ops are recorded now, as spans or in the ET (with the
+  // device trace off, only the ET), in this process (not a forked child):
+  // when module scopes open records. Any thread.
+  bool window_records() const { return !dead() && (keeping() || host_.recording()); }
   // Keeps one span, unless CHAKRA_MAX_MEMORY is reached: then nothing more
   // is kept and the window is cut at the stepping thread's next op.
   // `buffer` is span_buffer() of the thread that started the op.

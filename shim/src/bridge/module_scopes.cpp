@@ -1,5 +1,6 @@
 #include "bridge/module_scopes.h"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -23,6 +24,11 @@ bool (*g_keeping)() = nullptr;
 // dropped, never ended into the new window.
 std::uint64_t g_generation = 0;
 
+// Scopes with a record, open on any thread: while there are some, the post
+// hook stays in after the window (module_scopes.h). Atomic: a thread's
+// thread_local destructor (exit) drops its scopes without the GIL.
+std::atomic<std::uint64_t> g_open_records{0};
+
 // Module calls deeper than this on one thread are not named (a recursion
 // gone wild must not grow our stack without bound).
 constexpr std::size_t kMaxDepth = 1024;
@@ -42,8 +48,17 @@ struct OpenScopes {
   // later window nor while this thread's other thread_locals are being
   // destroyed. A leak of a few hundred bytes, only in those two cases.
   void drop_all() {
-    for (Open& o : stack) (void)o.rf.release();
+    for (Open& o : stack)
+      if (o.rf) {
+        (void)o.rf.release();
+        g_open_records.fetch_sub(1, std::memory_order_relaxed);
+      }
     stack.clear();
+  }
+  // Ends the innermost scope (its record's end callbacks run now).
+  void pop() {
+    if (stack.back().rf) g_open_records.fetch_sub(1, std::memory_order_relaxed);
+    stack.pop_back();
   }
   void sync_generation() {
     if (generation == g_generation) return;
@@ -81,6 +96,7 @@ void* open_scope(void*, void* args) {
       if (rf->isActive()) rf->before(std::string("nn.Module: ") + name);
       else rf.reset();
     }
+    if (rf) g_open_records.fetch_add(1, std::memory_order_relaxed);
     t.stack.push_back({module, std::move(rf)});
   } catch (...) {
   }
@@ -99,7 +115,7 @@ void* close_scope(void*, void* args) {
     t.sync_generation();
     for (std::size_t i = t.stack.size(); i-- > 0;) {
       if (t.stack[i].module != module) continue;
-      while (t.stack.size() > i) t.stack.pop_back();  // innermost first: each ends its record
+      while (t.stack.size() > i) t.pop();  // innermost first: each ends its record
       break;
     }
   } catch (...) {
@@ -197,12 +213,23 @@ void* owned(void* o) {
 void ModuleScopes::set_keeping(bool (*keeping)()) { g_keeping = keeping; }
 
 void ModuleScopes::sync(bool want) {
-  if (want == installed_ || (want && refused_)) return;
+  if (installing_) return;
   if (!want) {
-    remove();
+    if (installed_) {
+      remove_pre();
+      post_lingers_ = true;
+    }
+    if (post_lingers_ && g_open_records.load(std::memory_order_relaxed) == 0) remove_post();
     return;
   }
+  if (installed_ || refused_) return;
+  // Still in from the last window: out first, so that install() starts
+  // from torch's dicts as they are (a scope left open since is stale, and
+  // dropped by the new generation).
+  if (post_lingers_) remove_post();
+  installing_ = true;
   if (!install()) refused_ = true;
+  installing_ = false;
 }
 
 bool ModuleScopes::install() {
@@ -254,10 +281,11 @@ bool ModuleScopes::install() {
           in = true;
         } else if (pre_d && post_d && pre_key && post_key) {
           // Half in: taken out again.
+          for (void* d : {pre_d, post_d, always_d}) {
+            py.err_clear();
+            if (d) (void)py.del_item(d, d == pre_d ? pre_key : post_key);
+          }
           py.err_clear();
-          (void)py.del_item(pre_d, pre_key);
-          (void)py.del_item(post_d, post_key);
-          if (always_d) (void)py.del_item(always_d, post_key);
           log_info("CHAKRA_MODULE_SCOPES is ignored: torch's module hook dicts refused our hooks");
         }
       } else if (void* why = py.dict_get(globals, "why"); why && why != py.none) {
@@ -271,19 +299,26 @@ bool ModuleScopes::install() {
   return in;
 }
 
-void ModuleScopes::remove() {
-  if (!installed_) return;
+// Each may be gone already (the job cleared torch's dicts): not an error,
+// and cleared after each so that the next starts clean.
+void ModuleScopes::remove_pre() {
   const PythonApi& py = python();
-  // Each may be gone already (the job cleared torch's dicts): not an error.
   (void)py.del_item(pre_dict_, pre_key_);
+  if (py.err_occurred()) py.err_clear();
+  installed_ = false;
+}
+
+void ModuleScopes::remove_post() {
+  const PythonApi& py = python();
   (void)py.del_item(post_dict_, post_key_);
+  if (py.err_occurred()) py.err_clear();
   if (always_dict_) (void)py.del_item(always_dict_, post_key_);
   if (py.err_occurred()) py.err_clear();
   for (void** o : {&pre_dict_, &post_dict_, &always_dict_, &pre_key_, &post_key_}) {
     if (*o) py.dec_ref(*o);
     *o = nullptr;
   }
-  installed_ = false;
+  post_lingers_ = false;
 }
 
 }  // namespace chakrashim::bridge

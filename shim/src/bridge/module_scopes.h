@@ -23,6 +23,14 @@
 // signal, the memory cap, on demand's end) has them removed at the next
 // step end: one step of the slow path, recording nothing.
 //
+// A module call still open when the window ends (another thread inside a
+// module, the optimizer stepped inside a forward) ends its record as any op
+// that straddles the window's end does: the post hook stays in, the pre
+// hook alone goes, until no scope of ours is open, checked at each step
+// end. Ended otherwise, the record's end callbacks would never run: its
+// CUPTI correlation id would stay pushed on that thread, and its ET node
+// would never be written under its children.
+//
 // Refused, with one line: jobs that ran torch.compile'd code (dynamo would
 // trace our hooks, and compile again when they go), and jobs whose steps
 // torch.optim's hooks do not count (a custom CHAKRA_STEP_MARKER: no Python
@@ -47,9 +55,13 @@ class ModuleScopes {
 
  private:
   bool install();
-  void remove();
+  void remove_pre();
+  void remove_post();
 
-  bool installed_ = false;
+  bool installed_ = false;      // both hooks in: the window names modules
+  bool post_lingers_ = false;   // the post hook alone, until the open scopes close
+  bool installing_ = false;     // install() runs bytecode, during which another
+                                // thread's optimizer step may call sync()
   bool refused_ = false;  // said once: never tried again
   // torch's dicts and our keys in them while installed (owned references;
   // always_dict_ is null in a torch without _global_forward_hooks_always_called).
