@@ -98,6 +98,24 @@ class WindowEnd(CaptureCase):
         for step, how in armed:
             self.assertEqual(how, "folders and probes prepared at the step before", f"step {step}:\n{r.stderr}")
 
+    def test_each_window_counts_the_unrecorded_steps_before_it(self):
+        # The recording cost's step figure (writers/recording_cost.h) sets
+        # the window's steps against the last ones that ran unrecorded,
+        # step 0 left out: windows 2-3, 6-7 and 10-11 have steps 1, then
+        # 4-5, then 8-9 before them. Which figure wins depends on the
+        # machine; what each window had does not.
+        r = run_job("plain_loop.py", ["14"], job_env(self.trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=3,
+                                                    CHAKRA_REPEAT_EVERY=4, CHAKRA_REPEAT_UNTIL=11))
+        self.assert_ran(r)
+        for first, before in ((2, 1), (6, 2), (10, 2)):
+            cost = Capture(os.path.join(self.trace_dir, f"step-{first}")).meta["recording_cost"]
+            self.assertEqual(cost["unrecorded_steps"], before, (first, cost))
+            self.assertIn(cost["from"], ("steps", "gaps"))
+            if before < 2:
+                self.assertIsNone(cost["step_ns"], "one step before the window is too few")
+            self.assertEqual(cost["per_op_ns"], cost["step_ns"] if cost["from"] == "steps" else cost["gap_ns"])
+            self.assertGreater(cost["per_op_ns"], 0)
+
     @unittest.skipUnless(os.geteuid() == 0 and shutil.which("setpriv"),
                          "needs root and setpriv to drop CAP_SYS_NICE")
     def test_without_a_way_back_the_writer_keeps_the_jobs_priority(self):

@@ -549,7 +549,8 @@ TEST(KinetoTraceWriter, MetadataOfAWindowCutShortBySignal) {
   t.dropped_records = 12;
   t.clock = "calibrated";
   t.truncated_at_ns = kT0 + 123456789;
-  t.recording_cost = RecordingCost{1032, 2350, 627};
+  // From the steps: 1900 ns, above the gaps' 1032 (2350 gaps, median 627), 2 steps before.
+  t.recording_cost = RecordingCost{1900, true, 1032, 2350, 627, 1900, 2};
   const std::string text = write_standard_trace(t);
   const json doc = json::parse(text);
   const json& m = doc["chakrashim"];
@@ -560,7 +561,8 @@ TEST(KinetoTraceWriter, MetadataOfAWindowCutShortBySignal) {
   EXPECT_EQ(m["ranks"]["filter"], "0,3");
   EXPECT_TRUE(m["ranks"]["world_size"].is_null());
   EXPECT_EQ(m["host_trace"], "off");
-  EXPECT_EQ(m["recording_cost"], json::parse(R"({"per_op_ns": 1032, "pairs": 2350, "median_ns": 627})"));
+  EXPECT_EQ(m["recording_cost"], json::parse(R"({"per_op_ns": 1900, "from": "steps", "gap_ns": 1032, "pairs": 2350,
+                                                   "median_ns": 627, "step_ns": 1900, "unrecorded_steps": 2})"));
   EXPECT_EQ(m["device_trace"]["cupti"], "ok");
   EXPECT_EQ(m["device_trace"]["dropped_records"], 12);
   EXPECT_EQ(m["device_trace"]["clock"], "calibrated");

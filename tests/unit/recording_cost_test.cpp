@@ -16,6 +16,8 @@ TEST(RecordingCost, TheGapBetweenTwoAtenOpsAnAtenOpCalls) {
   const auto cost = meter.result();
   ASSERT_TRUE(cost.has_value());
   EXPECT_EQ(cost->per_op_ns, 600);
+  EXPECT_EQ(cost->gap_ns, 600);
+  EXPECT_FALSE(cost->from_steps);
   EXPECT_EQ(cost->median_ns, 600);
   EXPECT_EQ(cost->pairs, 1u);
 }
@@ -67,6 +69,55 @@ TEST(RecordingCost, PairsAreBoundedWhateverTheWindow) {
   ASSERT_TRUE(cost.has_value());
   EXPECT_EQ(cost->pairs, RecordingCostMeter::kMaxPairs);
   EXPECT_EQ(cost->per_op_ns, 50);
+}
+
+TEST(StepRing, KeepsTheLastEightOldestFirstAndEmptiesWhenTaken) {
+  StepRing ring;
+  EXPECT_TRUE(ring.take().empty());
+  for (std::int64_t i = 1; i <= 3; ++i) ring.add(i);
+  EXPECT_EQ(ring.take(), (std::vector<std::int64_t>{1, 2, 3}));
+  EXPECT_TRUE(ring.take().empty());
+  for (std::int64_t i = 1; i <= 11; ++i) ring.add(i);
+  EXPECT_EQ(ring.take(), (std::vector<std::int64_t>{4, 5, 6, 7, 8, 9, 10, 11}));
+}
+
+TEST(StepCost, FastestRecordedLessFastestUnrecordedOverOpsAStep) {
+  // Unrecorded 16 (warm-up), 12, 10, 11 ms; recorded 14, 30 (a slow step),
+  // 13 ms; 1000 ops a step: (13 - 10) ms / 1000 = 3000 ns.
+  EXPECT_EQ(step_cost_per_op({16'000'000, 12'000'000, 10'000'000, 11'000'000}, {14'000'000, 30'000'000, 13'000'000},
+                             1000.0),
+            3000);
+  // Two of each at least.
+  EXPECT_EQ(step_cost_per_op({10'000'000, 12'000'000}, {13'000'000, 15'000'000}, 500.0), 6000);
+  EXPECT_FALSE(step_cost_per_op({10'000'000}, {13'000'000, 15'000'000}, 1000.0).has_value());
+  EXPECT_FALSE(step_cost_per_op({10'000'000, 11'000'000}, {13'000'000}, 1000.0).has_value());
+  EXPECT_FALSE(step_cost_per_op({10'000'000, 11'000'000}, {13'000'000, 14'000'000}, 0.0).has_value());
+  // Recorded steps no slower (a job whose steps differ): nothing to see.
+  EXPECT_FALSE(step_cost_per_op({13'000'000, 15'000'000}, {13'000'000, 14'000'000}, 1000.0).has_value());
+}
+
+TEST(StepCost, TheStepsFigureWhereLargerThanTheGapsElseTheGaps) {
+  RecordingCost gaps;
+  gaps.per_op_ns = gaps.gap_ns = 1000;
+  gaps.pairs = 50;
+  gaps.median_ns = 600;
+  auto larger = recording_cost_of(gaps, 1900, 3);
+  ASSERT_TRUE(larger.has_value());
+  EXPECT_EQ(larger->per_op_ns, 1900);
+  EXPECT_TRUE(larger->from_steps);
+  EXPECT_EQ(larger->gap_ns, 1000);
+  EXPECT_EQ(larger->unrecorded_steps, 3u);
+  auto smaller = recording_cost_of(gaps, 400, 3);
+  EXPECT_EQ(smaller->per_op_ns, 1000);
+  EXPECT_FALSE(smaller->from_steps);
+  EXPECT_EQ(smaller->step_ns, 400);
+  auto none = recording_cost_of(gaps, std::nullopt, 1);
+  EXPECT_EQ(none->per_op_ns, 1000);
+  EXPECT_EQ(none->unrecorded_steps, 1u);
+  auto steps_only = recording_cost_of(std::nullopt, 1900, 2);
+  EXPECT_EQ(steps_only->per_op_ns, 1900);
+  EXPECT_EQ(steps_only->pairs, 0u);
+  EXPECT_FALSE(recording_cost_of(std::nullopt, std::nullopt, 5).has_value());
 }
 
 }  // namespace

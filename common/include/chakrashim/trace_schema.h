@@ -101,14 +101,18 @@ inline constexpr std::string_view kMetaReason = "reason";
 inline constexpr std::string_view kMetaRanks = "ranks";
 inline constexpr std::string_view kMetaFilter = "filter";
 inline constexpr std::string_view kMetaHostTrace = "host_trace";
-// What each recorded op cost the job, measured on the window's spans
-// (shim/src/writers/recording_cost.h): {"per_op_ns": N, "pairs": P,
-// "median_ns": M}, or
-// null. `convert` takes it out of the timeline by default.
+// What each recorded op cost the job (shim/src/writers/recording_cost.h):
+// {"per_op_ns": N, "from": "steps"|"gaps", "gap_ns": G, "pairs": P,
+// "median_ns": M, "step_ns": S, "unrecorded_steps": K} (G, M, S null where
+// unknown), or null. `convert` takes per_op_ns out of the timeline.
 inline constexpr std::string_view kMetaRecordingCost = "recording_cost";
 inline constexpr std::string_view kMetaPerOpNs = "per_op_ns";
+inline constexpr std::string_view kMetaFrom = "from";
+inline constexpr std::string_view kMetaGapNs = "gap_ns";
 inline constexpr std::string_view kMetaPairs = "pairs";
 inline constexpr std::string_view kMetaMedianNs = "median_ns";
+inline constexpr std::string_view kMetaStepNs = "step_ns";
+inline constexpr std::string_view kMetaUnrecordedSteps = "unrecorded_steps";
 inline constexpr std::string_view kMetaDeviceTrace = "device_trace";
 inline constexpr std::string_view kMetaCupti = "cupti";
 inline constexpr std::string_view kMetaDroppedRecords = "dropped_records";

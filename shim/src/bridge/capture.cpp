@@ -234,6 +234,8 @@ void Capture::apply(const window::Boundary& b, std::int64_t now, std::uint64_t t
     steps_.push_back(StepSpan{*b.ended, 0, static_cast<std::int64_t>(tid), step_start_ns_, now,
                               next_external_id()});
   }
+  // A step that ran unrecorded: one store (the clock was read anyway).
+  if (b.ended && !armed_ && *b.ended > 0 && step_start_ns_ != 0) unrecorded_steps_.add(now - step_start_ns_);
   step_start_ns_ = now;
   if (armed_) device_.stand_back_if_profiler_started();
   if (b.end_active) {

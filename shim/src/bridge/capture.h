@@ -209,6 +209,10 @@ class Capture {
   at::CallbackHandle op_span_handle_ = at::INVALID_CALLBACK_HANDLE;
   std::vector<StepSpan> steps_;
   std::int64_t step_start_ns_ = 0;
+  // The last steps that ran unrecorded (outside any window; step 0 left
+  // out), for the recording cost's step figure (writers/recording_cost.h).
+  // Stepping thread, under the capture's lock as the rest of apply().
+  writers::StepRing unrecorded_steps_;
 
   // The boundary waiting for the op-span end of the marker record `handle`.
   struct Pending {

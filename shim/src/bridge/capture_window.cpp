@@ -183,6 +183,7 @@ WindowOutput Capture::window_output(std::string reason, std::optional<std::uint6
   out.device_capture = std::move(device);
   out.steps = std::move(steps_);
   steps_.clear();
+  out.unrecorded_step_ns = unrecorded_steps_.take();
   out.exe_name = config_.exe_name ? config_.exe_name : "";
   out.pid = static_cast<std::int64_t>(::getpid());
   out.stepping_rf_tid = stepping_rf_tid_;

@@ -67,10 +67,16 @@ void finish_device_capture(WindowOutput& o) {
 // recording_cost.h on the window's spans, one thread at a time, from the
 // first 2^18 spans a thread recorded (by their end): a median needs no
 // more, and the copy stays under 7 MB beside the records.
-std::optional<writers::RecordingCost> recording_cost(const std::vector<ThreadSpans>& threads) {
+//
+// And from the step times: the window's steps against the unrecorded ones
+// before it, over the spans a step on the stepping thread.
+std::optional<writers::RecordingCost> recording_cost(const WindowOutput& o) {
   constexpr std::size_t kSpansPerThread = 1 << 18;
   writers::RecordingCostMeter meter;
-  for (const auto& thread : threads) {
+  std::vector<std::int64_t> recorded;
+  for (const auto& s : o.steps) recorded.push_back(s.end_ns - s.start_ns);
+  std::uint64_t stepping_ops = 0;
+  for (const auto& thread : o.spans) {
     std::vector<writers::OpInterval> spans;
     for (const auto& chunk : thread.chunks)
       for (const auto& s : chunk)
@@ -80,7 +86,16 @@ std::optional<writers::RecordingCost> recording_cost(const std::vector<ThreadSpa
                                s.name->rfind("aten::", 0) == 0});
     meter.add_thread(std::move(spans));
   }
-  return meter.result();
+  if (!o.steps.empty()) {
+    const std::int64_t tid = o.steps.front().tid, from = o.steps.front().start_ns, to = o.steps.back().end_ns;
+    for (const auto& thread : o.spans)
+      for (const auto& chunk : thread.chunks)
+        for (const auto& s : chunk)
+          if (s.tid == tid && s.start_ns >= from && s.end_ns <= to) ++stepping_ops;
+  }
+  const double ops_per_step = o.steps.empty() ? 0.0 : static_cast<double>(stepping_ops) / o.steps.size();
+  const auto step_ns = writers::step_cost_per_op(o.unrecorded_step_ns, std::move(recorded), ops_per_step);
+  return writers::recording_cost_of(meter.result(), step_ns, o.unrecorded_step_ns.size());
 }
 
 void write_device_trace(WindowOutput& o, std::string& summary, std::vector<std::string>& failures) {
@@ -92,7 +107,7 @@ void write_device_trace(WindowOutput& o, std::string& summary, std::vector<std::
       for (const auto& s : chunk) first = first == 0 ? s.start_ns : std::min(first, s.start_ns);
   for (const auto& s : o.steps) first = first == 0 ? s.start_ns : std::min(first, s.start_ns);
   const std::int64_t base = writers::base_time_ns(first);
-  o.trailer.recording_cost = recording_cost(o.spans);
+  o.trailer.recording_cost = recording_cost(o);
   const auto produce = [&](files::ByteSink& file) {
     std::optional<files::GzipSink> gz;
     if (o.gzip) gz.emplace(file);

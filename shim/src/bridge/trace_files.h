@@ -38,6 +38,8 @@ struct WindowOutput {
   bool gzip = false;  // the device trace as rank-R.json.gz
   std::vector<ThreadSpans> spans;
   std::vector<StepSpan> steps;
+  // The last steps before the window, which ran unrecorded (durations).
+  std::vector<std::int64_t> unrecorded_step_ns;
   DeviceCapture device_capture;  // joined and written by the writer thread
   writers::TraceHeader header;
   writers::TraceTrailer trailer;

@@ -237,10 +237,21 @@ bool KinetoTraceWriter::end(const TraceTrailer& t) {
   json_.end_object();
   json_.key(s::kMetaHostTrace).value(t.host_trace);
   json_.key(s::kMetaRecordingCost);
-  if (t.recording_cost) {
-    json_.begin_object().key(s::kMetaPerOpNs).value(t.recording_cost->per_op_ns);
-    json_.key(s::kMetaPairs).value(t.recording_cost->pairs);
-    json_.key(s::kMetaMedianNs).value(t.recording_cost->median_ns).end_object();
+  if (const auto& c = t.recording_cost) {
+    json_.begin_object().key(s::kMetaPerOpNs).value(c->per_op_ns);
+    json_.key(s::kMetaFrom).value(c->from_steps ? "steps" : "gaps");
+    json_.key(s::kMetaGapNs);
+    if (c->pairs > 0) json_.value(c->gap_ns);
+    else json_.null();
+    json_.key(s::kMetaPairs).value(c->pairs);
+    json_.key(s::kMetaMedianNs);
+    if (c->pairs > 0) json_.value(c->median_ns);
+    else json_.null();
+    json_.key(s::kMetaStepNs);
+    if (c->step_ns) json_.value(*c->step_ns);
+    else json_.null();
+    json_.key(s::kMetaUnrecordedSteps).value(c->unrecorded_steps);
+    json_.end_object();
   } else {
     json_.null();
   }

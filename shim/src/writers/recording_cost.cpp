@@ -41,7 +41,41 @@ std::optional<RecordingCost> RecordingCostMeter::result() const {
     sum += g;
     ++kept;
   }
-  return RecordingCost{sum / static_cast<std::int64_t>(kept), kept, *mid};
+  RecordingCost cost;
+  cost.gap_ns = cost.per_op_ns = sum / static_cast<std::int64_t>(kept);
+  cost.pairs = kept;
+  cost.median_ns = *mid;
+  return cost;
+}
+
+std::vector<std::int64_t> StepRing::take() {
+  std::vector<std::int64_t> out;
+  for (std::size_t i = 0; i < count_; ++i) out.push_back(ns_[(next_ + kSteps - count_ + i) % kSteps]);
+  next_ = count_ = 0;
+  return out;
+}
+
+std::optional<std::int64_t> step_cost_per_op(std::vector<std::int64_t> unrecorded,
+                                             std::vector<std::int64_t> recorded, double ops_per_step) {
+  if (unrecorded.size() < 2 || recorded.size() < 2 || !(ops_per_step >= 1)) return std::nullopt;
+  const std::int64_t delta = *std::min_element(recorded.begin(), recorded.end()) -
+                             *std::min_element(unrecorded.begin(), unrecorded.end());
+  if (delta <= 0) return std::nullopt;
+  return static_cast<std::int64_t>(static_cast<double>(delta) / ops_per_step);
+}
+
+std::optional<RecordingCost> recording_cost_of(const std::optional<RecordingCost>& gaps,
+                                               std::optional<std::int64_t> step_ns,
+                                               std::uint64_t unrecorded_steps) {
+  if (!gaps && !step_ns) return std::nullopt;
+  RecordingCost cost = gaps.value_or(RecordingCost{});
+  cost.step_ns = step_ns;
+  cost.unrecorded_steps = unrecorded_steps;
+  if (step_ns && *step_ns > cost.gap_ns) {
+    cost.per_op_ns = *step_ns;
+    cost.from_steps = true;
+  }
+  return cost;
 }
 
 }  // namespace chakrashim::writers

@@ -22,6 +22,16 @@
 // own span (torch boxing its outputs for the ET) is not between two ops,
 // and the autograd engine's work per backward node is not either. Pure:
 // the writer thread computes it.
+//
+// The whole cost, where the job's own steps tell it: the window's steps
+// against the last steps before it, which ran unrecorded (step 0 left
+// out: it holds the job's start). (fastest recorded step - fastest
+// unrecorded step) / ops a step: the fastest of each, because a step is
+// its work plus delays that only add (the machine, a data loader, the
+// first steps' warm-up), and the fastest has the fewest. It sees what the
+// gaps do not (docs/convert.md), needs two steps before the window and two
+// in it, and is wrong for a job whose steps differ in work. Taken where it
+// is larger than the gaps' figure (a lower bound), else the gaps'.
 #pragma once
 
 #include <cstdint>
@@ -36,10 +46,44 @@ struct OpInterval {
 };
 
 struct RecordingCost {
-  std::int64_t per_op_ns = 0;  // the mean gap, up to kOutlierFactor x the median
+  std::int64_t per_op_ns = 0;  // what convert takes out: step_ns if larger, else gap_ns
+  bool from_steps = false;     // per_op_ns is step_ns
+  std::int64_t gap_ns = 0;     // the mean gap, up to kOutlierFactor x the median
   std::uint64_t pairs = 0;     // the gaps it is the mean of
   std::int64_t median_ns = 0;  // their median, all gaps
+  std::optional<std::int64_t> step_ns;  // from the step times, where known
+  std::uint64_t unrecorded_steps = 0;   // the steps before the window it had (at most 8)
 };
+
+// The durations of the last kSteps steps that ran unrecorded. Filled on the
+// stepping thread at each step end outside a window (one store), taken at
+// the window's end.
+class StepRing {
+ public:
+  static constexpr std::size_t kSteps = 8;
+  void add(std::int64_t ns) {
+    ns_[next_] = ns;
+    next_ = (next_ + 1) % kSteps;
+    if (count_ < kSteps) ++count_;
+  }
+  // The durations held, oldest first; empties the ring.
+  std::vector<std::int64_t> take();
+
+ private:
+  std::int64_t ns_[kSteps] = {};
+  std::size_t next_ = 0, count_ = 0;
+};
+
+// (fastest of `recorded` - fastest of `unrecorded`) / `ops_per_step`, or
+// nothing: fewer than two of either, no ops, or no cost to see.
+std::optional<std::int64_t> step_cost_per_op(std::vector<std::int64_t> unrecorded,
+                                             std::vector<std::int64_t> recorded, double ops_per_step);
+
+// The figure for the metadata: the gaps' (`gaps`), and the steps' where it
+// is larger. Nothing where neither is known.
+std::optional<RecordingCost> recording_cost_of(const std::optional<RecordingCost>& gaps,
+                                               std::optional<std::int64_t> step_ns,
+                                               std::uint64_t unrecorded_steps);
 
 class RecordingCostMeter {
  public:
