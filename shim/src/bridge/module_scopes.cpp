@@ -142,8 +142,8 @@ PythonApi::MethodDef g_root_def{"chakrashim_module_at_root", &at_root, PythonApi
 // Run at each install, in one globals dict kept for the process (so the
 // name cache lives on from window to window). Finds torch's dicts and the
 // keys that torch's register_module_forward_*_hook would give ours, or says
-// why not in `why`. Never imports anything. _pre and _post never raise
-// into the job's forward.
+// why not in `why`. Never imports anything. _pre and _post raise nothing of
+// their own into the job's forward.
 constexpr const char* kSetup = R"PY(
 import sys as _sys
 ok = False
@@ -169,35 +169,31 @@ else:
         import weakref as _weakref
         _names = _weakref.WeakKeyDictionary()
 
-        def _name_of(m, _names=_names, _at_root=_at_root):
-            try:
-                return _names[m]
-            except KeyError:
-                pass
-            except Exception:
-                return type(m).__name__
+        # A module's first call: its name, and at a root its submodules'.
+        # named_modules() of a job's own class may raise: never into the
+        # job's forward.
+        def _name_first(m, _names=_names, _at_root=_at_root):
             n = type(m).__name__
             try:
                 if _at_root():
                     for path, sub in m.named_modules():
                         _names[sub] = n + "." + path if path else n
-                    return _names[m]
+                    return _names.get(m, n)
                 _names[m] = n
             except Exception:
                 pass
             return n
 
-        def _pre(m, *_a, _name_of=_name_of, _open=_open):
-            try:
-                _open(m, _name_of(m))
-            except Exception:
-                pass
+        # Every other call: no try. _open and _close are builtins that never
+        # raise, and the cache's get raises nothing for a module: so an
+        # exception that a signal handler of the job's raises here reaches
+        # the job, as from torch's own _call_impl.
+        def _pre(m, *_a, _get=_names.get, _name_first=_name_first, _open=_open):
+            n = _get(m)
+            _open(m, n if n is not None else _name_first(m))
 
         def _post(m, *_a, _close=_close):
-            try:
-                _close(m)
-            except Exception:
-                pass
+            _close(m)
     _pre_key = _h(_pre_d).id
     _post_key = _h(_post_d).id
     ok = True
