@@ -214,8 +214,15 @@ void ModuleScopes::sync(bool want) {
     if (installed_) {
       remove_pre();
       post_lingers_ = true;
+      lingered_steps_ = 0;
     }
-    if (post_lingers_ && g_open_records.load(std::memory_order_relaxed) == 0) remove_post();
+    // Out once no scope is open, or after kMaxLingerSteps step ends
+    // whatever: a thread that never leaves its module (blocked for good)
+    // must not keep every module call on the slow path outside the window.
+    // Its scope is then dropped as a stale one.
+    if (post_lingers_ &&
+        (g_open_records.load(std::memory_order_relaxed) == 0 || ++lingered_steps_ > kMaxLingerSteps))
+      remove_post();
     return;
   }
   if (installed_ || refused_) return;

@@ -27,7 +27,8 @@
 // module, the optimizer stepped inside a forward) ends its record as any op
 // that straddles the window's end does: the post hook stays in, the pre
 // hook alone goes, until no scope of ours is open, checked at each step
-// end. Ended otherwise, the record's end callbacks would never run: its
+// end (at most two: a thread blocked in a module for good has its scope
+// dropped, as a stale one). Ended otherwise, the record's end callbacks would never run: its
 // CUPTI correlation id would stay pushed on that thread, and its ET node
 // would never be written under its children.
 //
@@ -60,6 +61,8 @@ class ModuleScopes {
 
   bool installed_ = false;      // both hooks in: the window names modules
   bool post_lingers_ = false;   // the post hook alone, until the open scopes close
+  int lingered_steps_ = 0;      // step ends it has stayed so
+  static constexpr int kMaxLingerSteps = 2;
   bool installing_ = false;     // install() runs bytecode, during which another
                                 // thread's optimizer step may call sync()
   bool refused_ = false;  // said once: never tried again
