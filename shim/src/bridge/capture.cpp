@@ -148,6 +148,9 @@ void Capture::on_hook_step_end() {
 }
 
 void Capture::sync_module_scopes(bool was_counting) {
+  // Off (the default): nothing at all per step. config_ is set once at
+  // attach, before the hooks that call this can run.
+  if (!config_.module_scopes) return;
   bool want = false;
   {
     CaptureLock lock(mutex_);
