@@ -18,9 +18,10 @@
 # column says which config the build used.
 #
 # The e2e subset (tests/e2e, run directly with CTest's environment): the
-# window, signals, fork, children, a 2-rank torchrun and the libcupti test
-# double; then one capture of examples/train_tiny.py under the shim, with
-# `chakrashim check` and `chakrashim link` on it.
+# window, signals, fork, children, a 2-rank torchrun, the libcupti test
+# double and module scopes (torch's global module hooks); then one capture
+# of examples/train_tiny.py under the shim, with `chakrashim check` and
+# `chakrashim link` on it.
 #
 # options:
 #   --scratch DIR    where environments and builds go (default /tmp/chakra-compat);
@@ -78,6 +79,7 @@ subset=(
   "test_launchers.py:test_torchrun_inside_chakra_run_writes_one_pair_per_rank"
   "test_cupti.py:test_kernels_and_memcpys_are_linked_to_their_launches_and_ops"
   "test_cupti.py:test_check_reads_the_gpu_side"
+  "test_module_scopes.py:test_every_module_call_is_a_scope_in_both_files_inside_the_window_only"
 )
 
 # The environment of a configure that cannot see a CUDA toolkit.
