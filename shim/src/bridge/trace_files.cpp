@@ -75,23 +75,23 @@ std::optional<writers::RecordingCost> recording_cost(const WindowOutput& o) {
   writers::RecordingCostMeter meter;
   std::vector<std::int64_t> recorded;
   for (const auto& s : o.steps) recorded.push_back(s.end_ns - s.start_ns);
+  // The stepping thread's spans inside the captured steps, counted on the
+  // same walk (no steps: none).
+  const std::int64_t tid = o.steps.empty() ? 0 : o.steps.front().tid;
+  const std::int64_t from = o.steps.empty() ? 0 : o.steps.front().start_ns;
+  const std::int64_t to = o.steps.empty() ? -1 : o.steps.back().end_ns;
   std::uint64_t stepping_ops = 0;
   for (const auto& thread : o.spans) {
     std::vector<writers::OpInterval> spans;
     for (const auto& chunk : thread.chunks)
-      for (const auto& s : chunk)
+      for (const auto& s : chunk) {
+        if (s.tid == tid && s.start_ns >= from && s.end_ns <= to) ++stepping_ops;
         if (spans.size() < kSpansPerThread)
           spans.push_back({s.start_ns, s.end_ns,
                            s.category == HostCategory::cpu_op && s.name != nullptr &&
                                s.name->rfind("aten::", 0) == 0});
+      }
     meter.add_thread(std::move(spans));
-  }
-  if (!o.steps.empty()) {
-    const std::int64_t tid = o.steps.front().tid, from = o.steps.front().start_ns, to = o.steps.back().end_ns;
-    for (const auto& thread : o.spans)
-      for (const auto& chunk : thread.chunks)
-        for (const auto& s : chunk)
-          if (s.tid == tid && s.start_ns >= from && s.end_ns <= to) ++stepping_ops;
   }
   const double ops_per_step = o.steps.empty() ? 0.0 : static_cast<double>(stepping_ops) / o.steps.size();
   const auto step_ns = writers::step_cost_per_op(o.unrecorded_step_ns, std::move(recorded), ops_per_step);
