@@ -6,13 +6,19 @@ import unittest
 from e2e_case import CaptureCase
 from harness import all_files, job_env, run_job
 
-# Waits up to 5 s for the thread count to settle (the background writer
-# ends once the files are written), then reports it.
+# With EXPECT_THREADS, waits (up to 60 s) for the thread count to come down
+# to it: the background writer ends once the files are written, which on a
+# loaded machine can take longer than the 5 s this waited at first (issue
+# #39: a verdict on timing).
+# A longer wait does not weaken the verdict: a thread that remains for good
+# still shows in the count printed. Without EXPECT_THREADS (the plain run
+# that gives the expected count) it reports at once.
 PROBE_SUFFIX = """
 import os, time
 print('bridge', any('libchakrashim_torch.so' in l for l in open('/proc/self/maps')))
-for _ in range(50):
-    if len(os.listdir('/proc/self/task')) <= int(os.environ.get('EXPECT_THREADS', '0')):
+expect = os.environ.get('EXPECT_THREADS')
+for _ in range(600 if expect else 0):
+    if len(os.listdir('/proc/self/task')) <= int(expect):
         break
     time.sleep(0.1)
 print('threads', len(os.listdir('/proc/self/task')))

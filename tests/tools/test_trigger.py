@@ -155,9 +155,15 @@ class WritesTheTrigger(TriggerCase):
         first = note(step=500, rate=0)
         self.publish(first)
         p = start_trigger(self.root)
-        time.sleep(0.5)
+        self.addCleanup(lambda: p.poll() is None and p.kill())
+        # The newer note only once the command has read the first (it says
+        # so before it watches): a fixed sleep here lost the race to the
+        # command's start on a loaded machine (issue #39).
+        said = p.stdout.readline()
+        self.assertIn("publishes no rate yet: watching its step.json for up to 2.5 s", said)
         self.publish(dict(first, step=505, time_s=first["time_s"] + 1.0))
         out, err = p.communicate(timeout=60)
+        out = said + out
         self.assertEqual(p.returncode, 0, out + err)
         _, doc = self.only_trigger()
         self.assertEqual(doc["first_step"], 505 + 15, "5 steps/s: 3 s is 15 steps from the newer note's step")

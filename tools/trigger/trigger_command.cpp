@@ -285,8 +285,14 @@ int run_trigger_command(int argc, char** argv) {
   const JobFolder& job = *choice.job;
   window::StepNote note = *job.note;
   bool measured = false;
-  if (!options.plan.in && !options.plan.at && usable_rate(note.steps_per_s) == 0)
+  if (!options.plan.in && !options.plan.at && usable_rate(note.steps_per_s) == 0) {
+    // Said before the wait, flushed: a user sees why nothing happens for a
+    // moment, and a caller (the tests) knows the first note was read.
+    std::printf("job %s publishes no rate yet: watching its step.json for up to %.1f s to measure one\n",
+                note.job_id.c_str(), kMeasurePatienceS);
+    std::fflush(stdout);
     note = with_measured_rate(job.dir, note, kMeasurePatienceS, measured);
+  }
   const Plan plan = plan_trigger(note, options.plan);
   if (!plan.error.empty()) return failure(plan.error);
   if (!plan.warning.empty()) std::fprintf(stderr, "chakrashim trigger: warning: %s\n", plan.warning.c_str());
