@@ -71,13 +71,20 @@ class OnDemandCase(CaptureCase):
                                 stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True)
 
-    def wait_for(self, what, predicate, job=None, timeout=60):
+    def wait_for(self, what, predicate, job=None, timeout=300):
+        # The deadline is a hang guard: a window that ends while the job
+        # trains on is written at the lowest priority, which two suites on
+        # 2 cores can starve for long (60 s was a verdict on timing, #39).
+        # One last look once the job ended: its exit wrote what was pending.
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        while True:
             value = predicate()
             if value:
                 return value
-            if job is not None and job.poll() is not None:
+            if time.monotonic() >= deadline or (job is not None and job.poll() is not None):
+                value = predicate()
+                if value:
+                    return value
                 break
             time.sleep(0.05)
         said = ""

@@ -76,12 +76,15 @@ class Signals(CaptureCase):
     def test_sigterm_while_the_job_is_blocked_outside_torch_still_finalizes_and_kills(self):
         proc = self.start("--block")
         self.wait_for_step(proc, 4)
-        time.sleep(0.3)  # inside the 60 s sleep: no op will come
+        time.sleep(0.3)  # inside the 600 s sleep: no op will come
         t0 = time.monotonic()
         proc.send_signal(signal.SIGTERM)
-        rc, _, err = self.finish(proc)
+        rc, _, err = self.finish(proc, timeout=300)
         self.assertEqual(rc, -signal.SIGTERM, err)
-        self.assertLess(time.monotonic() - t0, 15, "the signal took too long to take effect")
+        # Far under the job's 600 s sleep: the watcher finalized and the
+        # signal took effect (15 s against a 60 s sleep was a verdict on
+        # timing on a loaded machine, issue #39).
+        self.assertLess(time.monotonic() - t0, 120, "the signal took too long to take effect")
         self.assert_partial_capture("signal:SIGTERM")
 
     def test_a_python_handler_installed_before_the_window_still_runs(self):
@@ -142,9 +145,9 @@ class Signals(CaptureCase):
         proc.send_signal(signal.SIGUSR1)
         time.sleep(0.5)
         proc.send_signal(signal.SIGTERM)
-        rc, out, err = self.finish(proc)
+        rc, out, err = self.finish(proc, timeout=300)
         self.assertEqual(rc, -signal.SIGTERM, err)
-        self.assertLess(time.monotonic() - t0, 15)
+        self.assertLess(time.monotonic() - t0, 120)  # against the 600 s sleep
         self.assertNotIn("finished", out)
         cap = Capture(self.trace_dir)
         self.assertEqual(cap.meta["steps"]["reason"], "signal:SIGUSR1")

@@ -21,7 +21,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -308,12 +307,13 @@ class RealGlooCapture(ReportCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory(prefix="chakra-report-")
         cls.root = cls.tmp.name
-        procs = ct.start_ranks([ct.PYTHON, JOB, "6"],
-                               ct.clean_env(LD_PRELOAD=os.environ["CHAKRASHIM_TEST_PRELOAD"], CHAKRA_PROFILE=1,
-                                            CHAKRA_TRACE_DIR=cls.root, CHAKRA_START_STEP=2, CHAKRA_END_STEP=4),
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        cls.outputs = [p.communicate(timeout=240)[0] for p in procs]
-        cls.codes = [p.returncode for p in procs]
+        # Relaunched while gloo cannot connect on the loopback (a launch
+        # flake on a loaded machine, not a verdict: issue #39).
+        cls.codes, cls.outputs = ct.run_ranks_retrying_gloo(
+            [ct.PYTHON, JOB, "6"],
+            ct.clean_env(LD_PRELOAD=os.environ["CHAKRASHIM_TEST_PRELOAD"], CHAKRA_PROFILE=1,
+                         CHAKRA_TRACE_DIR=cls.root, CHAKRA_START_STEP=2, CHAKRA_END_STEP=4),
+            cls.root, timeout=240)
 
     @classmethod
     def tearDownClass(cls):

@@ -66,7 +66,9 @@ class SlowestTests(unittest.TestCase):
             # A log older than the run is not this run's.
             old = time.time() - 3600
             os.utime(os.path.join(asan, "Testing", "Temporary", "LastTest.log"), (old, old))
-            lines = self.run_times("-n", "3", "--since", str(int(time.time()) - 60), main, asan)
+            # Halfway between the old log and main's, written in this test
+            # (now - 60 s was a race with a slow test on a loaded machine).
+            lines = self.run_times("-n", "3", "--since", str(int(old) + 1800), main, asan)
             self.assertEqual([l.split()[2] for l in lines], ["e2e.signals", "unit.t19", "unit.t18"])
 
 

@@ -490,15 +490,20 @@ class Wait(TriggerCase):
 
     def test_timeout_names_the_missing_ranks_and_checks_what_is_there(self):
         self.publish(step=1040, world_size=4)
-        p, doc = self.start_waiting("--in", "8", "--wait", "--timeout", "3")
+        # The files must come within the timeout after the trigger, and the
+        # time said is when the command looked last: a 3 s timeout and
+        # "3.x s" were verdicts on timing on a loaded machine (issue #39).
+        p, doc = self.start_waiting("--in", "8", "--wait", "--timeout", "10")
         window = self.window(doc["first_step"])
         self.write_rank(window, 0, 4, 1048)
         self.write_rank(window, 2, 4, 1048)
         self.open_files(window, [3])  # rank 3 opened its window and never finished
-        out, err = p.communicate(timeout=30)
+        out, err = p.communicate(timeout=60)
         self.assertEqual(p.returncode, 1, out + err)
-        self.assertRegex(out, r"timed out after 3\.\d s waiting for %s/: rank 1 of 0-3 wrote nothing; rank 3 is still "
-                              r"writing" % re.escape(window))
+        m = re.search(r"timed out after ([0-9.]+) s waiting for %s/: rank 1 of 0-3 wrote nothing; rank 3 is still "
+                      r"writing" % re.escape(window), out)
+        self.assertTrue(m, out)
+        self.assertGreaterEqual(float(m.group(1)), 10.0, "it gave up before its timeout")
         self.assertIn("chakrashim check %s:\n" % window, out)
         # check itself says which ranks of the world are missing.
         self.assertIn("rank 1: error [ranks.missing] rank 1 of world size 4 has no files", out)
@@ -519,7 +524,7 @@ class Wait(TriggerCase):
             json.dump({"format": "chakrashim-missed/1", "first_step": 1048, "rank": 1, "why": why}, f)
         os.rename(os.path.join(self.control(), ".m.tmp"),
                   os.path.join(self.control(), "missed-1048-rank-1.json"))
-        out, err = p.communicate(timeout=20)
+        out, err = p.communicate(timeout=50)
         self.assertEqual(p.returncode, 1, out + err)
         self.assertRegex(out, r"window incomplete after [0-9.]+ s: rank 1 captured nothing for it "
                               r"\(rank 1: %s\)" % re.escape(why))
@@ -554,8 +559,10 @@ class Wait(TriggerCase):
         for f in glob.glob(os.path.join(window, "*", "rank-1.json.partial")):
             os.remove(f)
         started = time.time()
-        out, err = p.communicate(timeout=30)
-        self.assertLess(time.time() - started, 10)
+        out, err = p.communicate(timeout=60)
+        # Under the 30 s grace the exit would otherwise get: the last
+        # .partial going ended the wait (10 s was tight under load, #39).
+        self.assertLess(time.time() - started, 25)
         self.assertEqual(p.returncode, 1, out + err)
         self.assertIn("job 77 exited (its step.json is gone) before the window was complete: rank 1 of 0-1 "
                       "wrote nothing", out)

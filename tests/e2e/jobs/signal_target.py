@@ -7,8 +7,9 @@
 Prints "step N" (flushed) after each optimizer step so the test knows where
 it is. --handler installs a Python SIGTERM handler that prints and exits 7,
 before the window opens (at import) or after it opened (after step 3).
---block sleeps after step 4 without running any torch op, as a job waiting
-on I/O would: the capture must still be finalized and the signal honoured.
+--block sleeps (600 s) after step 4 without running any torch op, as a job
+waiting on I/O would: the capture must still be finalized and the signal
+honoured long before it wakes.
 --catch-int catches the first KeyboardInterrupt and trains on ("press
 Ctrl-C again to quit"); the second one ends the job.
 --usr1 installs a SIGUSR1 handler of the job's own (as Lightning does for
@@ -73,7 +74,7 @@ while step < steps:
         if handler_when == "after" and step == 3:
             signal.signal(signal.SIGTERM, on_term)
         if block and step == 4:
-            time.sleep(60)
+            time.sleep(600)
         time.sleep(0.05)
         step += 1
     except KeyboardInterrupt:
