@@ -62,6 +62,34 @@ class MemoryCap(CaptureCase):
         self.assertEqual(cap.et_steps(), steps["captured"])
         self.assert_check_passes()
 
+    def test_a_cap_reached_after_the_last_op_of_a_step_makes_that_step_the_partial_one(self):
+        # A user thread fills the budget inside step 3's Optimizer.step
+        # record, after the trainer's last op start in it (the order a slow
+        # decode thread gave the TSan CI run by chance, issue #39). The ET
+        # stopped then, before that record's end: step 3 has no marker node
+        # in it, so it is the partial step, not a captured one. It used to
+        # be counted captured ([2, 3]) with an ET of step 2 alone. 30000
+        # adds of two 4-element tensors: ET records and spans of about
+        # 200 bytes each, about 6 MB against a cap of 1 MiB.
+        for recorder in ("native", "torch"):
+            with self.subTest(recorder=recorder):
+                self.trace_dir = os.path.join(os.path.dirname(self.trace_dir), "traces-" + recorder)
+                r = run_job("fill_in_optimizer_step.py", [8, 3],
+                            job_env(self.trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=5,
+                                    CHAKRA_MAX_MEMORY="1M", CHAKRA_ET_RECORDER=recorder))
+                self.assert_ran(r)
+                lines = [l for l in r.stderr.splitlines() if "CHAKRA_MAX_MEMORY" in l]
+                self.assertEqual(len(lines), 1, r.stderr)
+                self.assertIn("reached in step 3", lines[0])
+                cap = Capture(self.trace_dir)
+                steps = cap.meta["steps"]
+                self.assertEqual(steps["reason"], "memory_cap")
+                self.assertTrue(steps["cut_short"])
+                self.assertEqual(steps["partial_last_step"], 3)
+                self.assertEqual(steps["captured"], [2])
+                self.assertEqual(cap.et_steps(), [2], "outermost Optimizer.step# nodes in the ET")
+                self.assert_check_passes()
+
     def test_a_thread_per_op_is_not_charged_a_chunk_per_thread(self):
         # 4 window steps of 100 short-lived threads, one op each, one after
         # another, under a 16 MiB cap. Each thread was charged an ET chunk

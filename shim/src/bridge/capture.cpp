@@ -233,6 +233,21 @@ void Capture::run_pending_boundary(const at::RecordFunction& fn, std::int64_t en
 }
 
 void Capture::apply(const window::Boundary& b, std::int64_t now, std::uint64_t tid) {
+  if (b.ended && b.ended_phase == window::Phase::active && armed_ && cut_requested()) {
+    // CHAKRA_MAX_MEMORY ran out in the step that ends here, after the
+    // stepping thread's last op start (its look at the budget): another
+    // thread's spans, or the decode thread's GPU records, filled it. The ET
+    // stopped at that moment, so this step's own Optimizer.step node, which
+    // is recorded at its end, is lost with the ops after it: the step is the
+    // partial one, cut here, and every captured step has its whole ET. It
+    // used to be counted captured (seen on a slow TSan run, issue #39;
+    // tests/e2e/jobs/fill_in_optimizer_step.py makes that order).
+    steps_.push_back(StepSpan{*b.ended, 0, static_cast<std::int64_t>(tid), step_start_ns_, now,
+                              next_external_id()});
+    step_start_ns_ = now;
+    cut_for_memory(*b.ended, *b.ended);
+    return;
+  }
   if (b.ended && b.ended_phase == window::Phase::active && armed_) {
     steps_.push_back(StepSpan{*b.ended, 0, static_cast<std::int64_t>(tid), step_start_ns_, now,
                               next_external_id()});
@@ -340,12 +355,16 @@ void Capture::on_cut_requested() {
   if (os_tid() != stepping_tid_.load(std::memory_order_relaxed)) return;
   CaptureLock lock(mutex_);
   if (!armed_) return;
+  const std::uint64_t step = scheduler_.window().current();
+  cut_for_memory(step, close_partial_step(/*force=*/true));
+}
+
+void Capture::cut_for_memory(std::uint64_t step, std::optional<std::uint64_t> partial_step) {
   std::int64_t none = 0;
   cut_at_ns_.compare_exchange_strong(none, now_ns());  // the GPU side hit it first
-  log_warn("CHAKRA_MAX_MEMORY=" + std::to_string(config_.max_memory) +
-           " bytes reached in step " + std::to_string(scheduler_.window().current()) +
-           ": the window is cut here; raise it, or capture fewer steps");
-  disarm("memory_cap", close_partial_step(/*force=*/true));
+  log_warn("CHAKRA_MAX_MEMORY=" + std::to_string(config_.max_memory) + " bytes reached in step " +
+           std::to_string(step) + ": the window is cut here; raise it, or capture fewer steps");
+  disarm("memory_cap", partial_step);
 }
 
 void Capture::on_forked_child() {

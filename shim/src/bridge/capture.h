@@ -120,6 +120,9 @@ class Capture {
   friend Capture& ::chakrashim::immortal<Capture>();
   Capture() = default;
   void apply(const window::Boundary& b, std::int64_t now_ns, std::uint64_t tid);
+  // Says where CHAKRA_MAX_MEMORY ran out and disarms (memory_cap); the lock
+  // is held.
+  void cut_for_memory(std::uint64_t step, std::optional<std::uint64_t> partial_step);
   void run_pending_boundary(const at::RecordFunction& fn, std::int64_t end_ns);
   void step_end_locked(const at::RecordFunction& fn);
   void install_flush_signal();

@@ -154,11 +154,10 @@ void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> par
 
 WindowOutput Capture::window_output(std::string reason, std::optional<std::uint64_t> partial_step,
                                     DeviceCapture device) {
-  // The budget can be filled after the stepping thread's last look: by the
-  // decode thread between that op and the last boundary, or by the records
-  // that CUPTI delivers only at stop's flush (it completes a buffer when it
-  // is full; the last ones, or every one of a short window, come in that
-  // flush). Those records are cut where the budget ran out (truncated_at,
+  // The budget can be filled after the last boundary (one filled before it
+  // cut the window there, apply): by the records that CUPTI delivers only
+  // at stop's flush (it completes a buffer when it is full; the last ones,
+  // or every one of a short window, come in that flush). Those records are cut where the budget ran out (truncated_at,
   // dropped_records) as they would have been in mid-window: the window is
   // cut by the memory cap however fast the records were drained, and says
   // so, once. A window that ended early anyway (a signal, the exit) keeps
