@@ -68,9 +68,9 @@ class MemoryCap(CaptureCase):
         # decode thread gave the TSan CI run by chance, issue #39). The ET
         # stopped then, before that record's end: step 3 has no marker node
         # in it, so it is the partial step, not a captured one. It used to
-        # be counted captured ([2, 3]) with an ET of step 2 alone. 30000
-        # adds of two 4-element tensors: ET records and spans of about
-        # 200 bytes each, about 6 MB against a cap of 1 MiB.
+        # be counted captured ([2, 3]) with an ET of step 2 alone. The cap
+        # is reached by construction, whichever recorder: the 30000 adds'
+        # spans alone take four chunks of 8192 (590 KB each) against 1 MiB.
         for recorder in ("native", "torch"):
             with self.subTest(recorder=recorder):
                 self.trace_dir = os.path.join(os.path.dirname(self.trace_dir), "traces-" + recorder)
