@@ -157,11 +157,12 @@ WindowOutput Capture::window_output(std::string reason, std::optional<std::uint6
   // The budget can be filled after the last boundary (one filled before it
   // cut the window there, apply): by the records that CUPTI delivers only
   // at stop's flush (it completes a buffer when it is full; the last ones,
-  // or every one of a short window, come in that flush). Those records are cut where the budget ran out (truncated_at,
-  // dropped_records) as they would have been in mid-window: the window is
-  // cut by the memory cap however fast the records were drained, and says
-  // so, once. A window that ended early anyway (a signal, the exit) keeps
-  // that reason; the line is said still.
+  // or every one of a short window, come in that flush). Those records are
+  // cut where the budget ran out (truncated_at, dropped_records) as they
+  // would have been in mid-window: the window is cut by the memory cap
+  // however fast the records were drained, and says so, once. A window that
+  // ended early anyway (a signal, the exit) keeps that reason; the line is
+  // said still.
   writers::WindowEnd end;
   end.reason = std::move(reason);
   end.cut_by_memory = end.reason != "memory_cap" && budget_.exhausted();
