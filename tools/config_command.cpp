@@ -9,6 +9,7 @@
 #include "config/config.h"
 #include "common/options.h"
 #include "config/env_snapshot.h"
+#include "files/output_dirs.h"
 #include "files/output_paths.h"
 #include "config/identity.h"
 
@@ -88,10 +89,13 @@ void print_effective(const cfg::Config& c, const target::Identity& id, const std
   request.restart_count = id.restart_count;
   request.gzip = c.gzip;
   request.overwrite = c.overwrite;
-  const auto layout = files::choose_layout(request, [](const std::string& path) {
-    std::error_code ec;
-    return std::filesystem::exists(path, ec);
-  });
+  const auto layout = files::choose_layout(
+      request,
+      [](const std::string& path) {
+        std::error_code ec;
+        return std::filesystem::exists(std::filesystem::symlink_status(path, ec));
+      },
+      files::output_dir_refusal);
   if (layout) {
     const auto name = [](const std::string& dir) { return std::filesystem::path(dir).filename().string(); };
     std::fprintf(stderr, "%straces to %s/%s and %s%s (host trace %s%s, device trace %s%s)\n", p.c_str(),

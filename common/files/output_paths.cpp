@@ -36,11 +36,22 @@ std::string rank_file_name(std::uint64_t rank, bool gzip) {
 std::string partial_path(const std::string& final_path) { return final_path + ".partial"; }
 
 std::optional<Layout> choose_layout(const LayoutRequest& request,
-                                    const std::function<bool(const std::string&)>& exists) {
+                                    const std::function<bool(const std::string&)>& exists,
+                                    const FolderRefusal& refused) {
   const std::uint64_t first = request.restart_count;
-  if (request.overwrite) return layout_at(request, first);
+  std::string passed_over;
   for (std::uint64_t i = first; i - first < kMaxIndexes; ++i) {
-    const Layout l = layout_at(request, i);
+    Layout l = layout_at(request, i);
+    l.passed_over = passed_over;
+    std::string why;
+    for (const std::string* dir : {&l.host_dir, &l.device_dir})
+      if (const std::string r = refused ? refused(*dir) : std::string(); !r.empty() && why.empty())
+        why = *dir + " " + r;
+    if (!why.empty()) {
+      passed_over += (passed_over.empty() ? "" : "; ") + why;
+      continue;
+    }
+    if (request.overwrite) return l;
     const std::string device_plain = join(l.device_dir, rank_file_name(request.rank, false));
     const std::string device_gz = join(l.device_dir, rank_file_name(request.rank, true));
     const std::array<std::string, 6> taken = {

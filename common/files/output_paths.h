@@ -5,8 +5,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+
+#include "files/unique_fd.h"
 
 namespace chakrashim::files {
 
@@ -32,14 +35,31 @@ struct Layout {
   std::uint64_t index = 0;
   std::string host_dir, device_dir;    // .../JOB_chakra[.i], .../JOB_kineto[.i]
   std::string host_path, device_path;  // final file names in them
+  // Folders passed over because they are not ours to write (see
+  // choose_layout), as one line for the log; empty when none was.
+  std::string passed_over;
+  // The two folders, opened without following a link once made
+  // (output_dirs.h); null before, or for a folder not written.
+  std::shared_ptr<const UniqueFd> host_fd, device_fd;
+  // The claimed .partial files, open with their write lock while the window
+  // records (publish.h, lock_for_writing): closed once written, so that
+  // check tells a capture in progress from a leftover.
+  std::shared_ptr<UniqueFd> host_claim, device_claim;
 };
 
+// Why a folder that is there is not ours to write into ("is a symbolic
+// link", "belongs to uid 1001"), or empty when it is ours or not there.
+using FolderRefusal = std::function<std::string(const std::string& dir)>;
+
 // The folder index is the smallest i >= restart_count for which this rank's
-// file (final or .partial, plain or .gz) exists in neither folder of index i.
-// Each rank decides alone, and every rank of one run gets the same answer.
-// With overwrite, i = restart_count. `exists` is asked about file paths only.
-// Returns nullopt if the 10000 indexes from restart_count on are all taken.
+// file (final or .partial, plain or .gz) exists in neither folder of index i
+// and neither folder is refused. Each rank decides alone, and every rank of
+// one run gets the same answer. With overwrite, i = restart_count, or the
+// first index from it whose folders are not refused. `exists` is asked about
+// file paths only. Returns nullopt if the 10000 indexes from restart_count
+// on are all taken.
 std::optional<Layout> choose_layout(const LayoutRequest& request,
-                                    const std::function<bool(const std::string&)>& exists);
+                                    const std::function<bool(const std::string&)>& exists,
+                                    const FolderRefusal& refused = {});
 
 }  // namespace chakrashim::files

@@ -74,11 +74,10 @@ class FdSink final : public ByteSink {
   std::string buffer_;
 };
 
-// Closes a descriptor on every path out of a scope.
 // 0 on success, else the errno of the failing call (kept before close()
 // can change errno).
-int fsync_path(const std::string& path, int flags) {
-  UniqueFd fd(::open(path.c_str(), flags | O_CLOEXEC));
+int fsync_at(int dir, const std::string& name) {
+  UniqueFd fd(::openat(dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (fd.get() < 0) return errno;
   // EINVAL: the file system does not support fsync on this kind of file.
   if (::fsync(fd.get()) != 0 && errno != EINVAL) return errno;
@@ -87,20 +86,28 @@ int fsync_path(const std::string& path, int flags) {
 
 // Renames without replacing an existing file. RENAME_NOREPLACE is refused by
 // some file systems (EINVAL); link + unlink does the same where links work.
-int rename_no_replace(const std::string& from, const std::string& to) {
-  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return 0;
+int rename_no_replace_at(int dir, const std::string& from, const std::string& to) {
+  if (::renameat2(dir, from.c_str(), dir, to.c_str(), RENAME_NOREPLACE) == 0) return 0;
   if (errno != EINVAL && errno != ENOSYS) return errno;
-  if (::link(from.c_str(), to.c_str()) == 0) {
-    ::unlink(from.c_str());
+  if (::linkat(dir, from.c_str(), dir, to.c_str(), 0) == 0) {
+    ::unlinkat(dir, from.c_str(), 0);
     return 0;
   }
   if (errno == EEXIST) return EEXIST;
   struct stat st;
-  if (::stat(to.c_str(), &st) == 0) return EEXIST;
-  return ::rename(from.c_str(), to.c_str()) == 0 ? 0 : errno;
+  if (::fstatat(dir, to.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) return EEXIST;
+  return ::renameat(dir, from.c_str(), dir, to.c_str()) == 0 ? 0 : errno;
+}
+
+std::string shown(const Folder& dir, const std::string& name) {
+  return dir.path.empty() ? name : dir.path + "/" + name;
 }
 
 }  // namespace
+
+std::string path_through(const Folder& dir, const std::string& name) {
+  return "/proc/self/fd/" + std::to_string(dir.fd) + "/" + name;
+}
 
 PublishResult make_dirs(const std::string& path) {
   if (path.empty()) return failure(path, "mkdir", ENOENT);
@@ -126,42 +133,76 @@ PublishResult make_dirs(const std::string& path) {
   return {true, {}};
 }
 
-PublishResult claim_partial(const std::string& partial) {
-  UniqueFd fd(::open(partial.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
-  if (fd.get() < 0) return failure(partial, "create", errno);
-  if (fd.close() != 0) return failure(partial, "close", errno);
+void lock_for_writing(int fd) {
+  struct flock lock {};
+  lock.l_type = F_WRLCK;
+  lock.l_whence = SEEK_SET;
+  (void)::fcntl(fd, F_OFD_SETLK, &lock);
+}
+
+PartialState partial_state(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd) return PartialState::unknown;
+  struct flock probe {};
+  probe.l_type = F_RDLCK;  // conflicts with the writer's write lock
+  probe.l_whence = SEEK_SET;
+  if (::fcntl(fd.get(), F_OFD_GETLK, &probe) != 0) return PartialState::unknown;
+  return probe.l_type == F_UNLCK ? PartialState::left_over : PartialState::being_written;
+}
+
+PublishResult claim_partial_at(const Folder& dir, const std::string& name, UniqueFd* held) {
+  UniqueFd fd(::openat(dir.fd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666));
+  if (fd.get() < 0) return failure(shown(dir, name), "create", errno);
+  if (held) {
+    lock_for_writing(fd.get());
+    *held = std::move(fd);
+    return {true, {}};
+  }
+  if (fd.close() != 0) return failure(shown(dir, name), "close", errno);
   return {true, {}};
 }
 
-PublishResult finalize_partial(const std::string& partial, const std::string& final_path,
-                               const Validator& validate, bool overwrite) {
+PublishResult finalize_partial_at(const Folder& dir, const std::string& partial_name,
+                                  const std::string& final_name, const Validator& validate,
+                                  bool overwrite) {
   auto abandon = [&](PublishResult r) {
-    ::unlink(partial.c_str());
+    ::unlinkat(dir.fd, partial_name.c_str(), 0);
     return r;
   };
+  const std::string partial = shown(dir, partial_name);
+  // Ours, and a regular file: whatever else stands at its name now is not
+  // read, renamed into place, nor followed.
+  struct stat st;
+  if (::fstatat(dir.fd, partial_name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+    return failure(partial, "stat", errno);
+  if (!S_ISREG(st.st_mode)) return abandon(failure(partial, "validate", std::string("not a regular file")));
   if (validate) {
-    const std::string why = validate(partial);
+    const std::string why = validate(path_through(dir, partial_name));
     if (!why.empty()) return abandon(failure(partial, "validate", why));
   }
-  if (const int err = fsync_path(partial, O_RDONLY)) return abandon(failure(partial, "fsync", err));
-  const int err = overwrite ? (::rename(partial.c_str(), final_path.c_str()) == 0 ? 0 : errno)
-                            : rename_no_replace(partial, final_path);
-  if (err != 0) return abandon(failure(final_path, "rename", err));
+  if (const int err = fsync_at(dir.fd, partial_name)) return abandon(failure(partial, "fsync", err));
+  const int err = overwrite ? (::renameat(dir.fd, partial_name.c_str(), dir.fd, final_name.c_str()) == 0 ? 0 : errno)
+                            : rename_no_replace_at(dir.fd, partial_name, final_name);
+  if (err != 0) return abandon(failure(shown(dir, final_name), "rename", err));
   // The rename is durable once the folder is; a failure here loses nothing
   // that is already visible, so it is not reported.
-  fsync_path(parent_dir(final_path), O_RDONLY | O_DIRECTORY);
+  ::fsync(dir.fd);
   return {true, {}};
 }
 
-PublishResult publish_file(const std::string& final_path,
-                           const std::function<bool(ByteSink&)>& produce,
-                           const Validator& validate, bool overwrite) {
-  const std::string partial = partial_path(final_path);
-  int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
-  UniqueFd fd(::open(partial.c_str(), flags, 0666));
+PublishResult publish_file_at(const Folder& dir, const std::string& name,
+                              const std::function<bool(ByteSink&)>& produce, const Validator& validate,
+                              bool overwrite) {
+  const std::string partial_name = name + ".partial";
+  const std::string partial = shown(dir, partial_name);
+  UniqueFd fd(::openat(dir.fd, partial_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666));
   if (fd.get() < 0) return failure(partial, "create", errno);
+  // Locked from here to the rename: a second descriptor of the same open
+  // file keeps the lock past the close, whose result is checked.
+  lock_for_writing(fd.get());
+  const UniqueFd lock(::fcntl(fd.get(), F_DUPFD_CLOEXEC, 0));
   auto abandon = [&](PublishResult r) {
-    ::unlink(partial.c_str());
+    ::unlinkat(dir.fd, partial_name.c_str(), 0);
     return r;
   };
   FdSink sink(fd.get());
@@ -169,7 +210,19 @@ PublishResult publish_file(const std::string& final_path,
   if (!sink.ok() || !sink.flush()) return abandon(failure(partial, "write", sink.error()));
   if (!produced) return abandon(failure(partial, "write", std::string("writer gave up")));
   if (fd.close() != 0) return abandon(failure(partial, "close", errno));
-  return finalize_partial(partial, final_path, validate, overwrite);
+  return finalize_partial_at(dir, partial_name, name, validate, overwrite);
+}
+
+PublishResult publish_file(const std::string& final_path,
+                           const std::function<bool(ByteSink&)>& produce,
+                           const Validator& validate, bool overwrite) {
+  const std::string parent = parent_dir(final_path);
+  UniqueFd fd(::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  // Said as the file it could not create, as publish_file_at would.
+  if (fd.get() < 0) return failure(final_path + ".partial", "create", errno);
+  const auto slash = final_path.rfind('/');
+  const std::string name = slash == std::string::npos ? final_path : final_path.substr(slash + 1);
+  return publish_file_at(Folder{fd.get(), parent}, name, produce, validate, overwrite);
 }
 
 }  // namespace chakrashim::files

@@ -1,12 +1,15 @@
-"""The on-demand control folder, TRACE_DIR/.chakrashim/JOB, as untrusted
-input (issue #34 item 5; docs/guarantees.md, "The control folder, untrusted
-by design"): what another user who can write the trace folder puts there,
-before the job starts or while it runs."""
+"""The on-demand control folder, TRACE_DIR/.chakrashim/JOB, and the output
+folders, as untrusted input (issue #34 item 5, issue #48 item 5;
+docs/guarantees.md, "The trace folder, untrusted by design"): what another
+user who can write the trace folder puts there, before the job starts or
+while it runs."""
 import os
 import subprocess
 import time
 import unittest
 
+from e2e_case import CaptureCase
+from harness import Capture, job_env, run_check, run_job
 from test_on_demand import AHEAD, OnDemandCase, trigger_text
 
 
@@ -163,6 +166,84 @@ class UntrustedControlFolder(OnDemandCase):
         self.assertNotIn("\x1b", err)
         self.assertNotIn("\x07", err)
         self.assertIn("trigger-\\x1b]0;owned\\x07\\x1b[2J.json is ignored", err)
+
+
+class UntrustedOutputFolders(CaptureCase):
+    """Issue #48, item 5: the output folders (JOB_chakra, JOB_kineto) sit in
+    the trace folder too. A member of its group (uid 65534 here, the folder
+    shared with mode 2775) puts links where they belong, pointing at a
+    folder the job's user can write, or folders of their own: the job never
+    writes through them, overwrites nothing there even with
+    CHAKRA_OVERWRITE=1, and takes the next free name, said in one line."""
+
+    OTHER = 65534
+
+    def setUp(self):
+        super().setUp()
+        os.makedirs(self.trace_dir)
+        os.chmod(self.trace_dir, 0o2775)
+        self.outside = self.trace_dir + ".outside"
+        os.makedirs(self.outside)
+        self.precious = os.path.join(self.outside, "rank-0.json")
+        with open(self.precious, "w") as f:
+            f.write('{"precious": true}')
+
+    def plant_link(self, name):
+        path = os.path.join(self.trace_dir, name)
+        os.symlink(self.outside, path)
+        os.lchown(path, self.OTHER, self.OTHER)
+
+    def capture_beside(self, **settings):
+        r = run_job("plain_loop.py", [6], job_env(self.trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=3,
+                                                   **settings))
+        self.assert_ran(r)
+        self.assertEqual(os.listdir(self.outside), ["rank-0.json"])
+        with open(self.precious) as f:
+            self.assertEqual(f.read(), '{"precious": true}')
+        said = [l for l in r.stderr.splitlines() if "not writing into folders that are not this job's" in l]
+        self.assertEqual(len(said), 1, r.stderr)
+        self.assertIn("traces go to 0_chakra.1 and 0_kineto.1", said[0])
+        cap = Capture(self.trace_dir, index=1)
+        self.assertEqual(cap.device_steps(), [2, 3])
+        self.assertEqual(cap.et_steps(), [2, 3])
+        # The pair written, checked alone: the folders behind the links are
+        # someone else's.
+        checked = run_check([os.path.join(self.trace_dir, "0_kineto.1")])
+        self.assertEqual(checked.returncode, 0, checked.stdout + checked.stderr)
+        return said[0]
+
+    def test_links_where_the_output_folders_belong_are_never_followed(self):
+        self.plant_link("0_chakra")
+        self.plant_link("0_kineto")
+        said = self.capture_beside(CHAKRA_OVERWRITE=1)
+        self.assertIn("0_chakra is a symbolic link (not followed)", said)
+        for name in ("0_chakra", "0_kineto"):
+            self.assertTrue(os.path.islink(os.path.join(self.trace_dir, name)), "the links stay as they were")
+
+    def test_a_link_at_one_folder_of_the_pair_passes_the_pair_over(self):
+        self.plant_link("0_kineto")
+        self.assertIn("0_kineto is a symbolic link", self.capture_beside())
+        self.assertFalse(os.path.exists(os.path.join(self.trace_dir, "0_chakra")),
+                         "nothing made for the pair whose other folder is a link")
+
+    def test_a_folder_of_another_user_is_passed_over(self):
+        if os.geteuid() != 0:
+            self.skipTest("needs root to give a folder to another user")
+        os.makedirs(os.path.join(self.trace_dir, "0_chakra"))
+        os.chown(os.path.join(self.trace_dir, "0_chakra"), self.OTHER, self.OTHER)
+        self.assertIn("belongs to uid 65534", self.capture_beside())
+        self.assertEqual(os.listdir(os.path.join(self.trace_dir, "0_chakra")), [])
+
+    def test_our_folders_in_a_shared_trace_folder_are_sticky(self):
+        # Group members may create files beside ours, never remove or
+        # rename ours (a claimed .partial stays ours until we rename it).
+        r = run_job("plain_loop.py", [6], job_env(self.trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=3))
+        self.assert_ran(r)
+        self.assert_valid_capture([2, 3])
+        for name in ("0_chakra", "0_kineto"):
+            mode = os.stat(os.path.join(self.trace_dir, name)).st_mode
+            if mode & 0o022:
+                self.assertTrue(mode & 0o1000, f"{name}: {oct(mode)}")
 
 
 if __name__ == "__main__":

@@ -1,13 +1,64 @@
 """Exit paths inside the window, second runs, unwritable folders, and a
 window never reached."""
+import json
 import os
 import unittest
 
 from e2e_case import CaptureCase
-from harness import Capture, all_files, job_env, run_job, run_plain
+from harness import Capture, all_files, capture_files, job_env, run_job, run_plain
 
 
 class ExitAndFiles(CaptureCase):
+    def test_a_window_that_starts_after_the_last_step_writes_nothing_and_says_so(self):
+        # Issue #49 case 3: an 8-step job (steps 0-7) evaluates and saves
+        # its model after training; CHAKRA_START_STEP=8 armed at the last
+        # step's end and wrote a pair of 0 steps holding the eval and the
+        # teardown, blaming skipped steps. A window that keeps no whole step
+        # writes nothing, and is said not reached.
+        r = run_job("plain_loop.py", [8, "--eval-after"], job_env(self.trace_dir, CHAKRA_START_STEP=8))
+        self.assert_ran(r)
+        self.assertIn("evaluated", r.stdout)
+        ours = [l for l in r.stderr.splitlines() if l.startswith("[chakrashim")]
+        self.assertEqual(len(ours), 1, r.stderr)
+        self.assertIn("the window from step 8 was not reached: the job completed 8 optimizer steps (steps 0-7) and "
+                      "ended during step 8", ours[0])
+        self.assertEqual(all_files(self.trace_dir) if os.path.exists(self.trace_dir) else [], [])
+
+    def test_check_tells_a_lost_device_trace_from_a_capture_without_one(self):
+        # Issue #49 case 4: the device trace deleted after a capture (as a
+        # crash after the ET was written leaves it) passed check, taken for a
+        # CHAKRA_DEVICE_TRACE=0 capture. The ET now says which it was.
+        from harness import run_check
+        r = run_job("plain_loop.py", [6], job_env(self.trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=3))
+        self.assert_ran(r)
+        et, dev = capture_files(self.trace_dir)
+        with open(et) as f:
+            self.assertEqual(json.load(f)["chakrashim"]["device_trace"], "on")
+        os.unlink(dev)
+        checked = run_check([self.trace_dir])
+        self.assertEqual(checked.returncode, 1, checked.stdout)
+        self.assertIn("[ranks.unpaired] 0_chakra/rank-0.json says its window has a device trace, and there is none",
+                      checked.stdout)
+        self.trace_dir = self.trace_dir + "-off"
+        r = run_job("plain_loop.py", [6], job_env(self.trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=3,
+                                                  CHAKRA_DEVICE_TRACE=0))
+        self.assert_ran(r)
+        with open(capture_files(self.trace_dir)[0]) as f:
+            self.assertEqual(json.load(f)["chakrashim"]["device_trace"], "off")
+        self.assertEqual(run_check([self.trace_dir], "--strict").returncode, 0)
+
+    def test_repeated_windows_write_nothing_for_one_the_job_ends_in(self):
+        # 14 steps (0-13), windows 2-3 every 6: step-2, step-8, and one from
+        # step 14, which the job ends in (eval and save): step-14/ held 0
+        # steps and 6 ops, which check counted and report charted.
+        r = run_job("plain_loop.py", [14, "--eval-after"],
+                    job_env(self.trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=3, CHAKRA_REPEAT_EVERY=6))
+        self.assert_ran(r)
+        self.assertEqual(sorted(os.listdir(self.trace_dir)), ["step-2", "step-8"])
+        self.assertEqual(r.stderr.count("captured steps"), 2, r.stderr)
+        self.assertNotIn("warning", r.stderr)
+        self.assert_check_passes()
+
     def test_sys_exit_in_mid_window_keeps_the_exit_code_and_valid_files(self):
         r = run_job("exit_mid_window.py", ["exit", 3],
                     job_env(self.trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=6))

@@ -87,8 +87,13 @@ class LauncherCase(CaptureCase):
         process-group node records (2) has no ET."""
         root = os.path.join(os.path.dirname(self.trace_dir), "et-only")
         os.makedirs(os.path.join(root, f"{job}_chakra"))
-        shutil.copy(os.path.join(self.trace_dir, f"{job}_chakra{suffix}", "rank-0.json"),
-                    os.path.join(root, f"{job}_chakra", "rank-0.json"))
+        # Its own metadata said as CHAKRA_DEVICE_TRACE=0 writes it (issue
+        # #49: an ET whose window had a device trace, alone, lost it).
+        with open(os.path.join(self.trace_dir, f"{job}_chakra{suffix}", "rank-0.json")) as f:
+            et = json.load(f)
+        et["chakrashim"]["device_trace"] = "off"
+        with open(os.path.join(root, f"{job}_chakra", "rank-0.json"), "w") as f:
+            json.dump(et, f)
         checked = run_check([root])
         self.assertEqual(checked.returncode, 0, checked.stdout + checked.stderr)
         self.assertIn("rank 0: ok", checked.stdout)

@@ -8,7 +8,7 @@ import re
 import unittest
 
 from e2e_case import CaptureCase
-from harness import Capture, capture_files, job_env, run_job, run_plain
+from harness import JOBS, PYTHON, Capture, capture_files, clean_env, job_env, run, run_job, run_plain
 
 JOB = "module_job.py"
 SCOPE = "nn.Module: "
@@ -133,6 +133,64 @@ class ModuleScopes(CaptureCase):
         self.capture(CHAKRA_MODULE_SCOPES=1, CHAKRA_ET_RECORDER="torch")
         cap = self.assert_valid_capture([2, 3])
         self.assertEqual(sum(1 for n in self.et_scopes(cap) if n["name"] == "nn.Module: Net.head"), 2)
+
+    def first_compile_in_the_window(self, *flags, **settings):
+        # Issue #48: the encoder is compiled for the first time at step 3,
+        # inside the window (2-3): Dynamo inlines the encoder's module calls
+        # with our hooks in. The job's numbers are unchanged, nothing of
+        # ours is traced (no crash, no graph break, none of torch's warnings
+        # about global hooks, even as errors), and the capture holds the
+        # module calls that ran eagerly.
+        args = ["--compile-at", 3, *flags]
+        plain = run([PYTHON, os.path.join(JOBS, JOB), *map(str, [6, *args])],
+                    dict(clean_env(), PYTHONWARNINGS="error::UserWarning"))
+        self.assertEqual(plain.returncode, 0, plain.stderr)
+        r = self.capture(*args, CHAKRA_MODULE_SCOPES=1, PYTHONWARNINGS="error::UserWarning", **settings)
+        self.assertEqual(losses(r.stdout), losses(plain.stdout), "the job's numbers changed")
+        self.assertNotIn("Traceback", r.stderr)
+        self.assertNotIn("UserWarning", r.stderr)
+        self.assertEqual(r.stderr.count("torch.compile first ran inside this window with CHAKRA_MODULE_SCOPES"),
+                         1, r.stderr)
+        self.assertEqual(hooks_per_step(r.stdout), {0: 0, 1: 0, 2: 2, 3: 2, 4: 0, 5: 0})
+        cap = self.assert_valid_capture([2, 3])
+        names = {e["name"][len(SCOPE):] for e in cap.named(SCOPE) if cap.step_of(e) == 3}
+        self.assertIn("Net", names)
+        self.assertIn("Net.head", names)
+        return r
+
+    def test_a_first_compile_inside_the_window_neither_crashes_nor_warns(self):
+        self.first_compile_in_the_window()
+
+    def test_a_first_fullgraph_compile_inside_the_window_neither_crashes_nor_warns(self):
+        self.first_compile_in_the_window("--fullgraph")
+
+    def test_an_unhashable_module_is_named_and_the_job_runs_on(self):
+        # Issue #48: a module with __eq__ and __hash__ = None (a dataclass's)
+        # raised TypeError from our pre hook's lookup into the job.
+        plain = run_plain(JOB, [6, "--unhashable"])
+        r = self.capture("--unhashable", CHAKRA_MODULE_SCOPES=1)
+        self.assertEqual(losses(r.stdout), losses(plain.stdout), "the job's numbers changed")
+        self.assertNotIn("Traceback", r.stderr)
+        cap = self.assert_valid_capture([2, 3])
+        names = [e["name"][len(SCOPE):] for e in cap.named(SCOPE)]
+        # Called at the root (named by its class) and inside Net.
+        self.assertEqual(names.count("Unhashable"), 4, names)
+        self.assertEqual({n for n in names if n != "Unhashable"}, PER_STEP)
+
+    def test_every_exception_the_jobs_handler_raises_reaches_the_job(self):
+        # Issue #48: a SIGALRM handler raising every 3 ms while our hooks go
+        # in and out (a window every 4 steps) and record. Before, the install
+        # ran Python on the job's thread and cleared what was raised there,
+        # and torch silenced what was raised in our always-called post hook
+        # while another exception unwound a module: raised 8, caught 7.
+        r = run_job(JOB, [1500, "--ticks"], job_env(self.trace_dir, CHAKRA_MODULE_SCOPES=1, CHAKRA_START_STEP=2,
+                                                     CHAKRA_END_STEP=3, CHAKRA_REPEAT_EVERY=4), timeout=600)
+        self.assert_ran(r)
+        raised, caught, ours = (int(x) for x in re.search(r"raised (\d+) caught (\d+) ours (\d+)", r.stdout).groups())
+        self.assertGreater(ours, 20, "ticks landed in chakrashim's hooks")
+        self.assertEqual(raised, caught, r.stdout)
+        self.assertNotIn("silenced", r.stderr)
+        self.assert_check_passes()
 
     def test_refused_with_one_line_under_torch_compile(self):
         r = self.capture("--compile", CHAKRA_MODULE_SCOPES=1)

@@ -30,6 +30,27 @@ class NoThreadOfOurs(CaptureCase):
     def assert_nothing_partial(self):
         self.assertEqual([f for f in all_files(self.trace_dir) if f.endswith(".partial")], [])
 
+    def test_no_thread_of_ours_is_started_while_torch_is_imported(self):
+        # Issue #48, item 8: the optimizer hooks' thread took a pid while
+        # torch was imported, before the job's own threads were up (under
+        # pids.max=2, OpenBLAS could not start its own). Now the first thread
+        # of ours is asked for once the job trains: after its "imported"
+        # line, and never in a job that only imports torch.
+        job = ("import sys, torch\n"
+               "print('imported', file=sys.stderr, flush=True)\n"
+               "if len(sys.argv) > 1:\n"
+               "    m = torch.nn.Linear(2, 2); opt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+               "    for _ in range(3):\n"
+               "        opt.zero_grad(); m(torch.ones(1, 2)).sum().backward(); opt.step()\n")
+        from harness import PYTHON, run
+        idle = run([PYTHON, "-c", job], self.env(CHAKRA_START_STEP=100))
+        self.assertEqual(idle.returncode, 0, idle.stderr)
+        self.assertNotIn(REFUSED, idle.stderr)
+        trains = run([PYTHON, "-c", job, "train"], self.env(CHAKRA_START_STEP=100))
+        self.assertEqual(trains.returncode, 0, trains.stderr)
+        self.assertIn(REFUSED, trains.stderr)
+        self.assertGreater(trains.stderr.index(REFUSED), trains.stderr.index("imported"), trains.stderr)
+
     def test_the_window_is_written_on_the_stepping_thread(self):
         for recorder in ("native", "torch"):
             with self.subTest(recorder=recorder):

@@ -66,11 +66,13 @@ class MemoryCap(CaptureCase):
         # A user thread fills the budget inside step 3's Optimizer.step
         # record, after the trainer's last op start in it (the order a slow
         # decode thread gave the TSan CI run by chance, issue #39). The ET
-        # stopped then, before that record's end: step 3 has no marker node
-        # in it, so it is the partial step, not a captured one. It used to
-        # be counted captured ([2, 3]) with an ET of step 2 alone. The cap
-        # is reached by construction, whichever recorder: the 30000 adds'
-        # spans alone take four chunks of 8192 (590 KB each) against 1 MiB.
+        # stopped then, before that record's end: step 3 is the partial
+        # step, not a captured one. It used to be counted captured ([2, 3])
+        # with an ET of step 2 alone. Its marker, open at the cut, is closed
+        # there by chakrashim's recorder (issue #49), and lost by torch's
+        # (check then warns of the nodes under it). The cap is reached by
+        # construction, whichever recorder: the 30000 adds' spans alone take
+        # four chunks of 8192 (590 KB each) against 1 MiB.
         for recorder in ("native", "torch"):
             with self.subTest(recorder=recorder):
                 self.trace_dir = os.path.join(os.path.dirname(self.trace_dir), "traces-" + recorder)
@@ -87,7 +89,8 @@ class MemoryCap(CaptureCase):
                 self.assertTrue(steps["cut_short"])
                 self.assertEqual(steps["partial_last_step"], 3)
                 self.assertEqual(steps["captured"], [2])
-                self.assertEqual(cap.et_steps(), [2], "outermost Optimizer.step# nodes in the ET")
+                self.assertEqual(cap.et_steps(), [2, 3] if recorder == "native" else [2],
+                                 "outermost Optimizer.step# nodes in the ET")
                 self.assert_check_passes()
 
     def test_a_thread_per_op_is_not_charged_a_chunk_per_thread(self):

@@ -1,5 +1,6 @@
 """The window: exactly the configured steps land in both files, for plain
 loops and for every schedule shape (issue: capture, acceptance 1 and 2)."""
+import os
 import unittest
 
 from e2e_case import CaptureCase
@@ -48,6 +49,36 @@ class Window(CaptureCase):
                           if s["ts"] <= e["ts"] and e["ts"] + e["dur"] <= s["ts"] + s["dur"]]
             seen[n] = [int(s["name"].split("#")[1]) for s in containing]
         self.assertEqual(seen, {1: [1], 2: [2], 3: [3]})
+
+    def test_a_scope_around_the_whole_iteration_is_closed_at_the_windows_edge(self):
+        # Issue #49 case 1: record_function("train_step") around forward,
+        # backward and the optimizer step ends just after the step it holds:
+        # the window's last one was open when the window ended. Its node was
+        # lost from the ET (its children named a parent not in the file,
+        # which chakra_converter drops) and its span from the device trace.
+        # Now it is closed at the edge in both files, with and without the
+        # schedule's gaps (a warm-up step between two kept ones).
+        for settings, steps in (({}, [3, 4, 5]), ({"CHAKRA_START_STEP": 2, "CHAKRA_END_STEP": 7,
+                                                  "CHAKRA_WARMUP_STEPS": 1, "CHAKRA_ACTIVE_STEPS": 2}, [3, 4, 6, 7])):
+            with self.subTest(**settings):
+                self.trace_dir = os.path.join(os.path.dirname(self.trace_dir), f"traces-{len(steps)}")
+                env = dict(dict(CHAKRA_START_STEP=3, CHAKRA_END_STEP=5), **settings)
+                r = run_job("plain_loop.py", [9, "--wrap"], job_env(self.trace_dir, **env))
+                self.assert_ran(r)
+                cap = self.assert_valid_capture(steps)
+                checked = run_check([self.trace_dir], "--strict")
+                self.assertNotIn("et.parent_missing", checked.stdout)
+                nodes = [n for n in cap.et["nodes"] if n["name"] == "train_step"]
+                spans = cap.named("train_step")
+                self.assertEqual(len(nodes), len(steps), "one train_step node per captured step")
+                self.assertEqual(len(spans), len(steps), "one train_step span per captured step")
+                ids = {n["id"] for n in cap.et["nodes"]}
+                self.assertEqual([n["id"] for n in cap.et["nodes"] if n["ctrl_deps"] not in ids], [],
+                                 "every node's parent is in the file")
+                # Each span holds its step's optimizer step, and none goes past
+                # the window: the last one ends where the window does.
+                last_step = max(s["ts"] + s["dur"] for s in cap.step_events())
+                self.assertLessEqual(max(e["ts"] + e["dur"] for e in spans), last_step + 0.001)
 
     def test_the_schedule_2_9_1_2_keeps_3_4_6_7_9_in_both_files(self):
         r = run_job("plain_loop.py", [12],

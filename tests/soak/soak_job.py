@@ -21,6 +21,16 @@ with and without the shim and compare what the two print and return.
 --dir-fault: after step STEP, make PATH read-only or remove it (the trace
   folder), as an operator or a full disk would; it prints nothing, so the
   twin (for which PATH is an unused folder) prints the same.
+--compile-at STEP: from step STEP on, the model's first layer runs through
+  torch.compile(backend="eager"), compiled then for the first time.
+--ticks: a SIGALRM handler raises an exception every 2 ms, but only while
+  the job's busy() work or chakrashim's step hooks run (and, but under DDP,
+  chakrashim's module hooks); the loop catches each and does that part of
+  the step again from the state before it, so that what it prints does not
+  depend on where the ticks land; prints whether every one was caught.
+--int-exit-ms D: after its last line, the job has a helper process send it
+  SIGINT D ms later (a terminal's Ctrl-C while the interpreter ends and
+  chakrashim writes a window still open).
 Every line printed is flushed: a killed job's stdout ends where it died.
 """
 import argparse
@@ -44,6 +54,9 @@ p.add_argument("--step-ms", type=int, default=0,
 p.add_argument("--dir-fault", default="none")
 p.add_argument("--dir-at", type=int, default=0)
 p.add_argument("--dir", default="")
+p.add_argument("--compile-at", type=int, default=-1)
+p.add_argument("--ticks", action="store_true")
+p.add_argument("--int-exit-ms", type=int, default=-1)
 args = p.parse_args()
 
 
@@ -206,13 +219,91 @@ CHILD = ("import torch; torch.manual_seed(0); a = torch.randn(8, 8)\n"
          "for _ in range(20): a = torch.tanh(a @ a)\n"
          "print('child sum %.4f' % a.sum().item())")
 
+class Tick(Exception):
+    pass
+
+
+ticks = {"raised": 0, "caught": 0}
+
+
+def busy():
+    # Pure Python between the ops: where the job's own ticks land.
+    total = 0
+    for i in range(3000):
+        total += i
+    return total
+
+
+RAISE_IN = {busy.__code__}
+
+
+def on_alarm(sig, frame):
+    # Only where the step can be done again from the state before it: the
+    # job's busy() and chakrashim's step hooks (an optimizer step they end
+    # is done again), and chakrashim's module hooks but under DDP (a forward
+    # done again on one rank would desynchronize the ranks' collectives).
+    if frame is None:
+        return
+    code = frame.f_code
+    ours = code.co_filename.startswith("<chakrashim")
+    module_hook = code.co_filename == "<chakrashim module scopes>"
+    if code in RAISE_IN or (ours and (args.kind != "ddp" or not module_hook)):
+        ticks["raised"] += 1
+        raise Tick()
+
+
+def retried(part):
+    """part() again until no tick ends it; what it returned."""
+    while True:
+        try:
+            return part()
+        except Tick:
+            ticks["caught"] += 1
+
+
+def forward_backward(bx, by):
+    opt.zero_grad()
+    loss = torch.nn.functional.mse_loss(model(bx), by)
+    loss.backward()
+    return loss
+
+
+def optimizer_step():
+    params = [p for g in opt.param_groups for p in g["params"]]
+    before = [p.detach().clone() for p in params]
+
+    def step():
+        try:
+            opt.step()
+        except Tick:
+            with torch.no_grad():
+                for p, b in zip(params, before):
+                    p.copy_(b)
+            raise
+    retried(step)
+
+
+if args.ticks:
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, 0.002, 0.002)
+
 feed = batches()
 for step in range(args.steps):
     bx, by = next(feed)
-    loss = torch.nn.functional.mse_loss(model(bx), by)
-    opt.zero_grad()
-    loss.backward()
-    opt.step()
+    if step == args.compile_at:
+        inner = model.module if args.kind == "ddp" else model
+        inner[0] = torch.compile(inner[0], backend="eager")
+    if args.ticks:
+        retried(busy)
+        # Under DDP, forward and backward as one (their collectives must run
+        # once on every rank): no tick lands there (on_alarm).
+        loss = forward_backward(bx, by) if args.kind == "ddp" else retried(lambda: forward_backward(bx, by))
+        optimizer_step()
+    else:
+        loss = torch.nn.functional.mse_loss(model(bx), by)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
     say(f"rank {rank} step {step} loss {loss.item():.6f}")
     if args.kind == "subproc" and step == 1:
         import subprocess
@@ -233,4 +324,12 @@ if args.kind == "ddp":
     # without the shim). With both steps, no gloo worker is left after it.
     del model, opt, loss
     dist.destroy_process_group()
+if args.ticks:
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, signal.SIG_IGN)
+    say(f"rank {rank} every tick caught {ticks['raised'] == ticks['caught']}")
 say(f"rank {rank} finished")
+if args.int_exit_ms >= 0:
+    import subprocess
+    subprocess.Popen(["/bin/sh", "-c", f"sleep {args.int_exit_ms / 1000}; kill -INT {os.getpid()} 2>/dev/null"],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -23,6 +23,12 @@ whoever records: the document's pid (the process), time (wall clock at the
 window's start), start_ts and finish_ts (steady clock, ms). Nothing in the
 nodes is excluded.
 
+chakrashim's deliberate differences from torch's observer
+(docs/et-recorder.md) are taken out first: its top-level "chakrashim"
+object, and the nodes it lists there as "closed_at_edge" (ops open where
+recording stopped, which torch's observer leaves out: their children then
+name a parent that is not in its file, matched like any other id).
+
 --by-thread compares the nodes of each thread in order, threads matched by
 what they ran (torch numbers threads in the order they first ran an op,
 which threads starting together race for; tid is then matched one to one
@@ -294,10 +300,23 @@ def outermost_step_ends(nodes):
     return ends
 
 
+def without_chakrashims_own(doc):
+    """The document without chakrashim's metadata and the nodes it says it
+    closed at an edge (see the top of this file)."""
+    meta = doc.get("chakrashim")
+    if meta is None:
+        return doc
+    closed = set(meta.get("closed_at_edge", []))
+    out = {k: v for k, v in doc.items() if k != "chakrashim"}
+    out["nodes"] = [n for n in doc["nodes"] if n["id"] not in closed]
+    return out
+
+
 def compare(a, b, per_thread=False, loose_prefix=None, skip_prefix=None, async_prefixes=None,
             common_steps=False):
     """(None, rebound ids) when equal, else (the first difference as one line, 0)."""
     try:
+        a, b = without_chakrashims_own(a), without_chakrashims_own(b)
         keys_a = set(a) - set(EXCLUDED_TOP)
         keys_b = set(b) - set(EXCLUDED_TOP)
         if keys_a != keys_b:

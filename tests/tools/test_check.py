@@ -22,6 +22,12 @@ from capture_builder import RankCapture, cut_in_half, write_capture, write_many 
 GOLDEN = ct.GOLDEN_DIR
 
 
+def struct_flock(kind):
+    """A whole-file struct flock for fcntl (x86_64 and aarch64 Linux)."""
+    import struct
+    return struct.pack("hhqqi4x", kind, 0, 0, 0, 0)
+
+
 def check(*args):
     return ct.run([ct.CLI, "check", *args], env=ct.clean_env())
 
@@ -262,6 +268,23 @@ class ErrorFixtures(CheckCase):
     def test_partial_leftover(self):
         self.write([RankCapture(0, gpu=True)])
         shutil.copy(self.dev(), self.dev() + ".partial")
+        self.assert_error([self.root], "files.partial", text="0_kineto/rank-0.json.partial")
+
+    def test_a_partial_its_writer_still_writes_is_in_progress_not_left_over(self):
+        # Issue #49 case 10: check while the window is open said the .partial
+        # files were left over from a crash. The shim holds a write lock on
+        # a .partial it writes (fcntl OFD); a lock held here stands for it.
+        import fcntl
+        self.write([RankCapture(0, gpu=True)])
+        partial = self.dev() + ".partial"
+        shutil.copy(self.dev(), partial)
+        with open(partial, "r+") as f:
+            fcntl.fcntl(f, getattr(fcntl, "F_OFD_SETLK", 37), struct_flock(fcntl.F_WRLCK))
+            r = check(self.root)
+            self.assertEqual(r.returncode, 0, r.stdout)
+            self.assertTrue(self.lines(r, "info", "files.in_progress", 0), r.stdout)
+            self.assertNotIn("files.partial", r.stdout)
+        # Its writer gone (the lock went with it): left over.
         self.assert_error([self.root], "files.partial", text="0_kineto/rank-0.json.partial")
 
     def test_child_with_its_parents_start_and_end(self):
@@ -650,6 +673,31 @@ class WrongAnswers(CheckCase):
         cap.meta["device_trace"]["cupti"] = "ok"
         write_capture(self.root, [cap])
         self.assert_warning([self.root], "link.host_only", text="though the process had CUDA")
+
+
+class CaptureBesideEtFiles(CheckCase):
+    """Issue #49 case 5: `convert --prefix ROOT/nc ROOT` put .et files in the
+    trace root; `check ROOT` then checked those alone ("2 .et files, 0
+    errors") and never the capture."""
+
+    def test_both_the_capture_and_the_et_files_are_checked(self):
+        write_many(self.root, 2)
+        conv = ct.run([ct.CLI, "convert", "--prefix", os.path.join(self.root, "nc"), self.root], env=ct.clean_env())
+        if conv.returncode != 0 and "not built" in conv.stderr + conv.stdout:
+            self.skipTest("convert is not built here")
+        self.assertEqual(conv.returncode, 0, conv.stdout + conv.stderr)
+        self.assertTrue([f for f in os.listdir(self.root) if f.endswith(".et")])
+        r = check(self.root)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("chakrashim check: 2 ranks", r.stdout)
+        self.assertIn("2 .et files", r.stdout)
+        # A broken device trace fails the check again.
+        cut_in_half(os.path.join(self.root, "0_kineto", "rank-1.json"))
+        r = check(self.root)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertTrue(self.lines(r, "error", "device.json", 1), r.stdout)
+        doc = json.loads(check("--json", self.root).stdout)
+        self.assertEqual(sorted(doc), ["capture", "et_files"])
 
 
 class PairMismatch(CheckCase):

@@ -115,7 +115,7 @@ void end(Thread& t, std::uint64_t seq, std::uint64_t handle, std::uint64_t tid =
 
 json write(std::vector<Thread*> threads, EtWriteStats* stats = nullptr,
            std::string* text_out = nullptr, const std::string& process_groups = "",
-           std::uint64_t process_groups_tid = 0) {
+           std::uint64_t process_groups_tid = 0, std::vector<std::uint64_t> edges = {}) {
   std::vector<EtThreadStream> streams;
   for (auto* t : threads) {
     EtThreadStream s;
@@ -130,6 +130,7 @@ json write(std::vector<Thread*> threads, EtWriteStats* stats = nullptr,
   h.finish_ts = 2000;
   h.process_groups = process_groups;
   h.process_groups_tid = process_groups_tid;
+  h.edges = std::move(edges);
   files::StringSink sink;
   EXPECT_TRUE(write_et_json(sink, h, streams, stats));
   if (text_out) *text_out = sink.text();
@@ -363,8 +364,10 @@ TEST(EtJsonWriter, ThreadsMergeBySeqAndFwParent) {
 }
 
 // Ops whose start came before the window have no node; ops still open at its
-// end are left out (torch writes nodes at their ends); neither shifts ids.
-TEST(EtJsonWriter, UnmatchedEndsAndUnfinishedStarts) {
+// end are closed there (issue #49: a record_function around the whole
+// iteration lost its node, and its children named a parent not in the
+// file); neither shifts ids.
+TEST(EtJsonWriter, UnmatchedEndsAndOpsOpenAtTheEnd) {
   Thread t;
   end(t, 1, 99);  // started before the window
   start(t, {.seq = 2, .handle = 1, .name = "open"});
@@ -372,12 +375,42 @@ TEST(EtJsonWriter, UnmatchedEndsAndUnfinishedStarts) {
   end(t, 4, 2);
   EtWriteStats stats;
   const json et = write({&t}, &stats);
-  ASSERT_EQ(et["nodes"].size(), 3u);
+  ASSERT_EQ(et["nodes"].size(), 4u);
   EXPECT_EQ(et["nodes"][1]["name"], "closed");
   EXPECT_EQ(et["nodes"][1]["id"], 4);
   EXPECT_EQ(et["nodes"][1]["ctrl_deps"], 3);
-  EXPECT_EQ(stats.nodes, 1u);
+  EXPECT_EQ(et["nodes"][2]["name"], "open");
+  EXPECT_EQ(et["nodes"][2]["id"], 3);
+  EXPECT_EQ(et["nodes"][2]["outputs"]["values"], json::array());
+  EXPECT_EQ(stats.nodes, 2u);
   EXPECT_EQ(stats.unfinished, 1u);
+}
+
+// Recording stopped at seq 5 (an edge: a warm-up step, a cut): A and B, open
+// then, are closed there, innermost first; B's later end is ignored; C,
+// begun after recording went on again, sits under the thread's node.
+TEST(EtJsonWriter, OpsOpenAtAnEdgeAreClosedThere) {
+  Thread t;
+  start(t, {.seq = 1, .handle = 1, .name = "A"});
+  start(t, {.seq = 2, .handle = 2, .name = "B"});
+  start(t, {.seq = 3, .handle = 3, .name = "inner"});
+  end(t, 4, 3);
+  end(t, 6, 2);  // B ends after the edge
+  start(t, {.seq = 7, .handle = 4, .name = "C"});
+  end(t, 8, 4);
+  EtWriteStats stats;
+  const json et = write({&t}, &stats, nullptr, "", 0, {5});
+  std::vector<std::string> names;
+  for (const auto& n : et["nodes"]) names.push_back(n["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"[pytorch|profiler|execution_trace|thread]", "inner", "B", "A", "C",
+                                             "[pytorch|profiler|execution_trace|process]"}));
+  const std::uint64_t thread = et["nodes"][0]["id"];
+  EXPECT_EQ(et["nodes"][3]["ctrl_deps"], thread);                   // A
+  EXPECT_EQ(et["nodes"][2]["ctrl_deps"], et["nodes"][3]["id"]);     // B in A
+  EXPECT_EQ(et["nodes"][1]["ctrl_deps"], et["nodes"][2]["id"]);     // inner in B
+  EXPECT_EQ(et["nodes"][4]["ctrl_deps"], thread);                   // C
+  EXPECT_EQ(stats.unfinished, 2u);
+  EXPECT_EQ(stats.nodes, 4u);
 }
 
 // torch's checkFunctionInputsForLogging failed: no inputs, parent 0, not

@@ -239,6 +239,27 @@ TEST(ChooseLayout, GivesUpWhenEveryIndexIsTaken) {
   EXPECT_GT(calls, 0u);
 }
 
+TEST(ChooseLayout, AFolderNotOursPassesTheIndexOverAndSaysWhy) {
+  // Issue #48: a link where 77_kineto belongs (a group member's), and a
+  // folder of another user where 77_chakra.1 belongs: index 2, with both
+  // said; the same for every rank, and with overwrite too.
+  const auto refused = [](const std::string& dir) -> std::string {
+    if (dir == "/traces/77_kineto") return "is a symbolic link (not followed)";
+    if (dir == "/traces/77_chakra.1") return "belongs to uid 7";
+    return {};
+  };
+  const auto nothing = [](const std::string&) { return false; };
+  for (bool overwrite : {false, true}) {
+    LayoutRequest r = request(3);
+    r.overwrite = overwrite;
+    const auto l = choose_layout(r, nothing, refused);
+    ASSERT_TRUE(l.has_value());
+    EXPECT_EQ(l->index, 2u);
+    EXPECT_EQ(l->passed_over, "/traces/77_kineto is a symbolic link (not followed); /traces/77_chakra.1 belongs to uid 7");
+  }
+  EXPECT_EQ(choose_layout(request(3), nothing)->passed_over, "");
+}
+
 // --- with a real folder ---------------------------------------------------
 
 class ChooseLayoutOnDisk : public testing_support::TempDirTest {

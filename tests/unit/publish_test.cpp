@@ -26,7 +26,9 @@
 #include <string>
 #include <vector>
 
+#include "files/output_dirs.h"
 #include "files/output_paths.h"
+#include "files/unique_fd.h"
 #include "support/temp_dir.h"
 #include "writers/json_validate.h"
 
@@ -47,6 +49,32 @@ std::string read_all(const std::string& p) {
 
 void write_raw(const std::string& p, const std::string& text) {
   std::ofstream(p, std::ios::binary) << text;
+}
+
+// claim_partial_at and finalize_partial_at on a file named by its path,
+// through its folder opened as the shim opens its output folders.
+struct OpenParent {
+  UniqueFd fd;
+  Folder folder;
+  std::string name;
+};
+OpenParent open_parent(const std::string& p) {
+  const auto slash = p.rfind('/');
+  OpenParent o;
+  o.folder.path = p.substr(0, slash);
+  o.fd = UniqueFd(::open(o.folder.path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  o.folder.fd = o.fd.get();
+  o.name = p.substr(slash + 1);
+  return o;
+}
+PublishResult claim_partial(const std::string& partial) {
+  const OpenParent o = open_parent(partial);
+  return claim_partial_at(o.folder, o.name);
+}
+PublishResult finalize_partial(const std::string& partial, const std::string& final_path,
+                               const Validator& validate, bool overwrite) {
+  const OpenParent o = open_parent(final_path);
+  return finalize_partial_at(o.folder, partial.substr(partial.rfind('/') + 1), o.name, validate, overwrite);
 }
 
 std::vector<std::string> list_dir(const std::string& path) {
@@ -136,7 +164,9 @@ TEST_F(Publish, TheValidatorSeesTheCompleteFlushedPartial) {
   };
   const auto r = publish_file(final_path, produce_text(content), spy, false);
   ASSERT_TRUE(r.ok) << r.error;
-  EXPECT_EQ(seen_path, partial_path(final_path));
+  // The partial, named through the open folder (publish.h).
+  EXPECT_EQ(seen_path.rfind("/proc/self/fd/", 0), 0u) << seen_path;
+  EXPECT_EQ(seen_path.substr(seen_path.rfind('/')), "/rank-0.json.partial");
   EXPECT_EQ(seen_content, content);
 }
 
@@ -398,6 +428,119 @@ TEST_F(Publish, FinalizeOfAMissingPartialFails) {
   const auto r = finalize_partial(partial_path(final_path), final_path, nullptr, false);
   EXPECT_FALSE(r.ok);
   EXPECT_FALSE(exists(final_path));
+}
+
+// --- never through a link (issue #48, item 5) ------------------------------
+
+TEST_F(Publish, PublishNeverWritesThroughALinkAtThePartialName) {
+  // Someone who can write the folder puts a link where our .partial goes.
+  write_raw(path("victim"), "theirs");
+  ASSERT_EQ(::symlink(path("victim").c_str(), path("rank-0.json.partial").c_str()), 0);
+  const auto r = publish_file(path("rank-0.json"), produce_text("{}"), kJson, false);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find(strerror(EEXIST)), std::string::npos) << r.error;
+  EXPECT_EQ(read_all(path("victim")), "theirs");
+  EXPECT_FALSE(exists(path("rank-0.json")));
+}
+
+TEST_F(Publish, FinalizeRefusesALinkAtThePartialNameAndLeavesItsTarget) {
+  // A claimed .partial replaced by a link before torch's file is finalized.
+  write_raw(path("victim"), R"({"theirs": 1})");
+  ASSERT_EQ(::symlink(path("victim").c_str(), path("rank-0.json.partial").c_str()), 0);
+  const auto r = finalize_partial(path("rank-0.json.partial"), path("rank-0.json"), kJson, false);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("not a regular file"), std::string::npos) << r.error;
+  EXPECT_EQ(read_all(path("victim")), R"({"theirs": 1})");
+  EXPECT_FALSE(exists(path("rank-0.json")));
+}
+
+TEST_F(Publish, OverwriteReplacesALinkAtTheFinalNameNotItsTarget) {
+  write_raw(path("victim"), "theirs");
+  ASSERT_EQ(::symlink(path("victim").c_str(), path("rank-0.json").c_str()), 0);
+  const auto r = publish_file(path("rank-0.json"), produce_text("{}"), kJson, true);
+  ASSERT_TRUE(r.ok) << r.error;
+  struct stat st;
+  ASSERT_EQ(::lstat(path("rank-0.json").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(read_all(path("victim")), "theirs");
+}
+
+TEST_F(Publish, ValidatorsReadThroughTheOpenFolder) {
+  std::string seen;
+  const auto spy = [&](const std::string& p) {
+    seen = p;
+    return std::string();
+  };
+  ASSERT_TRUE(publish_file(path("rank-0.json"), produce_text("{}"), spy, false).ok);
+  EXPECT_EQ(seen.rfind("/proc/self/fd/", 0), 0u) << seen;
+  EXPECT_NE(seen.find("/rank-0.json.partial"), std::string::npos) << seen;
+}
+
+// --- a .partial being written is locked (issue #49 case 10) -----------------
+
+TEST_F(Publish, AClaimHeldOpenIsBeingWrittenAndLeftOverOnceClosed) {
+  const OpenParent o = open_parent(path("rank-0.json.partial"));
+  UniqueFd held;
+  ASSERT_TRUE(claim_partial_at(o.folder, o.name, &held).ok);
+  EXPECT_EQ(partial_state(path("rank-0.json.partial")), PartialState::being_written);
+  held.close();
+  EXPECT_EQ(partial_state(path("rank-0.json.partial")), PartialState::left_over);
+  // Claimed without holding it: left over at once.
+  ASSERT_TRUE(claim_partial(path("rank-1.json.partial")).ok);
+  EXPECT_EQ(partial_state(path("rank-1.json.partial")), PartialState::left_over);
+  EXPECT_EQ(partial_state(path("absent.partial")), PartialState::unknown);
+}
+
+TEST_F(Publish, APartialIsLockedWhileItIsWrittenAndValidated) {
+  PartialState during_produce = PartialState::unknown, during_validate = PartialState::unknown;
+  const auto produce = [&](ByteSink& sink) {
+    during_produce = partial_state(path("rank-0.json.partial"));
+    return sink.write("{}");
+  };
+  const Validator spy = [&](const std::string& p) {
+    during_validate = partial_state(p);
+    return std::string();
+  };
+  ASSERT_TRUE(publish_file(path("rank-0.json"), produce, spy, false).ok);
+  EXPECT_EQ(during_produce, PartialState::being_written);
+  EXPECT_EQ(during_validate, PartialState::being_written);
+}
+
+// --- output folders (output_dirs.h) ------------------------------------------
+
+TEST_F(Publish, AnOutputFolderThatIsALinkIsRefusedAndNeverOpened) {
+  ::mkdir(path("elsewhere").c_str(), 0755);
+  ASSERT_EQ(::symlink(path("elsewhere").c_str(), path("0_chakra").c_str()), 0);
+  EXPECT_EQ(output_dir_refusal(path("0_chakra")), "is a symbolic link (not followed)");
+  std::string error;
+  EXPECT_EQ(open_output_dir(path("0_chakra"), error), nullptr);
+  EXPECT_NE(error.find("symbolic link"), std::string::npos) << error;
+  EXPECT_TRUE(list_dir(path("elsewhere")).empty());
+}
+
+TEST_F(Publish, AnOutputFolderOfAnotherUserIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a folder away";
+  ASSERT_EQ(::mkdir(path("0_kineto").c_str(), 0777), 0);
+  ASSERT_EQ(::chown(path("0_kineto").c_str(), 4242, 4242), 0);
+  EXPECT_EQ(output_dir_refusal(path("0_kineto")), "belongs to uid 4242, not to this job's uid 0");
+  std::string error;
+  EXPECT_EQ(open_output_dir(path("0_kineto"), error), nullptr);
+  EXPECT_NE(error.find("uid 4242"), std::string::npos) << error;
+}
+
+TEST_F(Publish, AnOutputFolderWeMakeWritableByOthersIsSticky) {
+  const mode_t old = ::umask(002);
+  std::string error;
+  const auto fd = open_output_dir(path("0_chakra"), error);
+  ::umask(old);
+  ASSERT_NE(fd, nullptr) << error;
+  struct stat st;
+  ASSERT_EQ(::fstat(fd->get(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 01775);
+  // One of ours from an earlier run is used as it is.
+  EXPECT_EQ(output_dir_refusal(path("0_chakra")), "");
+  EXPECT_NE(open_output_dir(path("0_chakra"), error), nullptr) << error;
+  EXPECT_EQ(output_dir_refusal(path("absent")), "");
 }
 
 // --- validate_json_file, as publishing uses it ----------------------------

@@ -5,6 +5,7 @@
 #include "check/rank_check.h"
 #include "common/missing_ranks.h"
 #include "config/value_grammar.h"
+#include "files/publish.h"
 
 namespace chakrashim::tools::check {
 
@@ -40,10 +41,15 @@ void unpaired_rules(const CaptureGroup& group, const std::string& root, std::vec
     const bool devices = std::any_of(group.ranks.begin(), group.ranks.end(), [](const RankFiles& f) { return f.device_path.has_value(); });
     if (!hosts || !devices) return;
   } else if (std::none_of(group.ranks.begin(), group.ranks.end(),
-                          [](const RankFiles& f) { return f.device_path.has_value(); })) {
+                          [](const RankFiles& f) { return f.device_path.has_value(); }) &&
+             std::none_of(reports.begin(), reports.end(), [&](const RankReport& r) {
+               return r.group == group.label && r.et_device_trace == "on";
+             })) {
     // A run's folder with ETs and no device trace at all is what
-    // CHAKRA_DEVICE_TRACE=0 writes; the metadata that would say so lives in
-    // the device trace. A device trace missing beside others' is an error.
+    // CHAKRA_DEVICE_TRACE=0 writes: chakrashim's ETs say so ("off"), torch's
+    // say nothing. One whose ET says its window has a device trace lost it
+    // (issue #49: taken for a capture without one). A device trace missing
+    // beside others' is an error.
     return;
   }
   for (const auto& files : group.ranks) {
@@ -55,6 +61,15 @@ void unpaired_rules(const CaptureGroup& group, const std::string& root, std::vec
       report.findings.push_back({RuleId::ranks_unpaired, display_path(*files.device_path, root) +
                                                              (loose ? " has no ET of the same rank among the files given"
                                                                     : " has no ET beside it in the _chakra folder")});
+    } else if (report.et_device_trace == "off") {
+      continue;  // CHAKRA_DEVICE_TRACE=0, as the ET says
+    } else if (report.et_device_trace == "on") {
+      report.findings.push_back({RuleId::ranks_unpaired,
+                                 display_path(*files.host_path, root) +
+                                     " says its window has a device trace, and there is none" +
+                                     (loose ? " among the files given" : " beside it in the _kineto folder") +
+                                     ": the process died after writing the ET, the device trace could not be "
+                                     "written (see the job's log), or it was removed"});
     } else {
       report.findings.push_back({RuleId::ranks_unpaired, display_path(*files.host_path, root) +
                                                              (loose ? " has no device trace of the same rank among the files given"
@@ -124,7 +139,10 @@ void capture_rules(const CaptureGroup& group, const std::string& display_root,
                    std::vector<RankReport>& reports) {
   for (const auto& p : group.partials) {
     report_for(reports, group.label, p.rank)
-        .findings.push_back({RuleId::files_partial, display_path(p.path, display_root) + " is left over"});
+        .findings.push_back(files::partial_state(p.path) == files::PartialState::being_written
+                                ? Finding{RuleId::files_in_progress,
+                                          display_path(p.path, display_root) + " is being written by a live capture"}
+                                : Finding{RuleId::files_partial, display_path(p.path, display_root) + " is left over"});
   }
   for (const auto& path : group.unknown) {
     // Loose files must be traces; folder scans skip other files quietly.

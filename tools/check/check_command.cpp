@@ -64,7 +64,7 @@ int usage_error(const std::string& why) { return tools::usage_error("check", why
 // `check TRACE_DIR` on such a root: each window checked as it is, one after
 // the other, under a line that names it; the exit status is the worst.
 int check_windows(const RunRequest& base, const std::vector<std::string>& windows, const TextOptions& text,
-                  bool json) {
+                  bool json, nlohmann::ordered_json* into) {
   int worst = 0;
   std::size_t failing = 0;
   nlohmann::ordered_json doc = nlohmann::ordered_json::object();
@@ -83,13 +83,46 @@ int check_windows(const RunRequest& base, const std::vector<std::string>& window
       std::fputs(render_text(result.reports, text).c_str(), stdout);
     }
   }
-  if (json) {
+  if (into) {
+    *into = nlohmann::ordered_json{{"windows", doc}};
+  } else if (json) {
     std::printf("%s\n", nlohmann::ordered_json{{"windows", doc}}.dump(2).c_str());
   } else {
     std::printf("chakrashim check: %zu windows, %zu %s\n", windows.size(), failing,
                 failing == 1 ? "fails" : "fail");
   }
   return worst;
+}
+
+// A folder that holds a capture: JOB_chakra/JOB_kineto pairs, loose trace
+// files, or the windows of a repeated or triggered capture.
+bool holds_capture(const std::string& dir) {
+  if (!fs::is_directory(dir)) return false;
+  if (!window_folders(dir).empty()) return true;
+  const ScanResult scan = scan_directory(dir);
+  return std::any_of(scan.groups.begin(), scan.groups.end(),
+                     [](const CaptureGroup& g) { return !g.ranks.empty() || !g.partials.empty(); });
+}
+
+// The capture's check (a fixed capture, or each window of a trace root of
+// windows), printed as text or JSON, or its JSON put `into` a document of
+// the caller's. The exit status.
+int check_capture(const RunRequest& request, const TextOptions& text, bool json,
+                  nlohmann::ordered_json* into = nullptr) {
+  if (const auto windows = request.paths.size() == 1 ? window_folders(request.paths[0]) : std::vector<std::string>{};
+      !windows.empty())
+    return check_windows(request, windows, text, json, into);
+  const RunResult result = run_check(request);
+  if (!result.usage_error.empty()) return usage_error(result.usage_error);
+  const int status = exit_status(count_findings(result.reports), text.strict);
+  if (into) {
+    *into = render_json(result.reports, text.strict);
+  } else if (json) {
+    std::printf("%s\n", render_json(result.reports, text.strict).dump(2).c_str());
+  } else {
+    std::fputs(render_text(result.reports, text).c_str(), stdout);
+  }
+  return status;
 }
 
 // Chakra .et files given, or a folder of them (a JOB_et/ that convert
@@ -123,23 +156,23 @@ int run_check_command(int argc, char** argv) {
   if (const auto status = line.read(argc, argv)) return *status;
   if (const auto et_files = et_files_given(request.paths); !et_files.empty()) {
 #if CHAKRASHIM_WITH_CONVERT
+    // A trace root holding a capture beside .et files (`convert --prefix
+    // ROOT/nc ROOT` writes them there): both are checked. The .et files
+    // alone used to be, and the capture never was (issue #49).
+    if (request.paths.size() == 1 && holds_capture(request.paths[0])) {
+      if (!json) return std::max(check_capture(request, text, false), run_et_check(et_files, {text.strict, text.quiet, false}));
+      nlohmann::ordered_json doc = nlohmann::ordered_json::object();
+      const int capture = check_capture(request, text, true, &doc["capture"]);
+      const int ets = run_et_check(et_files, {text.strict, text.quiet, true}, &doc["et_files"]);
+      std::printf("%s\n", doc.dump(2).c_str());
+      return std::max(capture, ets);
+    }
     return run_et_check(et_files, {text.strict, text.quiet, json});
 #else
     return usage_error(".et files are checked where `chakrashim convert` is built (it needs libprotobuf)");
 #endif
   }
-  if (const auto windows = request.paths.size() == 1 ? window_folders(request.paths[0]) : std::vector<std::string>{};
-      !windows.empty())
-    return check_windows(request, windows, text, json);
-  const RunResult result = run_check(request);
-  if (!result.usage_error.empty()) return usage_error(result.usage_error);
-  const int status = exit_status(count_findings(result.reports), text.strict);
-  if (json) {
-    std::printf("%s\n", render_json(result.reports, text.strict).dump(2).c_str());
-  } else {
-    std::fputs(render_text(result.reports, text).c_str(), stdout);
-  }
-  return status;
+  return check_capture(request, text, json);
 }
 
 }  // namespace chakrashim::tools::check

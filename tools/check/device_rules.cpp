@@ -79,6 +79,15 @@ void meta_rules(const DeviceInput& in, const std::optional<CaptureMeta>& meta, s
     out.push_back({RuleId::steps_partial_last, in.path + ": step " + std::to_string(*meta->partial_last_step) +
                                                    " is partial (reason: " + meta->reason + ")"});
   }
+  for (const auto& m : meta->merged) {
+    out.push_back({RuleId::steps_merged,
+                   in.path + ": step " + std::to_string(m.step) + " holds " + std::to_string(m.iterations) +
+                       " iterations" +
+                       (m.why == s::kMergedGradScaler
+                            ? ": a GradScaler skipped the optimizer step of " + std::to_string(m.iterations - 1) +
+                                  " of them (inf or nan gradients), so their work counts as one step"
+                            : " (" + m.why + ")")});
+  }
   if (meta->dropped_records > 0) {
     out.push_back({RuleId::device_dropped, in.path + ": " + count_of(meta->dropped_records, "CUPTI record") + " dropped"});
   }

@@ -141,9 +141,11 @@ void print_text(const Verdict& v, bool quiet) {
 
 }  // namespace
 
-int run_et_check(const std::vector<std::string>& paths, const EtCheckOptions& options) {
+int run_et_check(const std::vector<std::string>& paths, const EtCheckOptions& options,
+                 nlohmann::ordered_json* json_out) {
   const Verdict v = judge(paths, options.strict);
-  if (options.json) std::printf("%s\n", verdict_json(v).dump(2).c_str());
+  if (json_out) *json_out = verdict_json(v);
+  else if (options.json) std::printf("%s\n", verdict_json(v).dump(2).c_str());
   else print_text(v, options.quiet);
   return v.status;
 }

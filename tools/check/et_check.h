@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace chakrashim::tools::check {
 
 struct EtCheckOptions {
@@ -18,7 +20,10 @@ struct EtCheckOptions {
 // arguments are something else (a capture).
 std::vector<std::string> et_files_in(const std::vector<std::string>& paths);
 
-// Checks them, prints, and returns the exit status.
-int run_et_check(const std::vector<std::string>& files, const EtCheckOptions& options);
+// Checks them, prints, and returns the exit status. With `json_out`, the
+// JSON verdict goes there instead of being printed (a root that holds a
+// capture beside its .et files prints one document for both).
+int run_et_check(const std::vector<std::string>& files, const EtCheckOptions& options,
+                 nlohmann::ordered_json* json_out = nullptr);
 
 }  // namespace chakrashim::tools::check

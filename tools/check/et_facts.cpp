@@ -85,6 +85,16 @@ void EtFacts::finish() {
     if (duplicate_rf_ids_++ == 0 && duplicate_example_.empty())
       duplicate_example_ = "rf_id " + std::to_string(op_rf_ids_[i]);
   }
+  const auto find = [&](std::uint64_t id) {
+    const auto it = std::lower_bound(links_.begin(), links_.end(), id,
+                                     [](const Link& l, std::uint64_t v) { return l.id < v; });
+    return it != links_.end() && it->id == id;
+  };
+  for (const auto& l : links_) {
+    if (l.parent == 0 || l.parent == l.id || find(l.parent)) continue;
+    if (orphans_++ == 0)
+      orphan_example_ = "node " + std::to_string(l.id) + " names parent " + std::to_string(l.parent);
+  }
   for (const auto& m : markers_) {
     const auto it = std::lower_bound(links_.begin(), links_.end(), m.id,
                                      [](const Link& l, std::uint64_t id) { return l.id < id; });

@@ -45,6 +45,10 @@ class EtFacts {
   // Op nodes whose non-zero rf_id another op node has too.
   std::uint64_t duplicate_rf_ids() const { return duplicate_rf_ids_; }
   const std::string& duplicate_example() const { return duplicate_example_; }
+  // Nodes whose parent (ctrl_deps) is no node of the file (after finish()),
+  // with one example: chakra_converter drops them (issue #49).
+  std::uint64_t orphans() const { return orphans_; }
+  const std::string& orphan_example() const { return orphan_example_; }
   const std::string& missing_attrs_example() const { return missing_attrs_example_; }
   // The world size the process-group node records; nullopt without one (a
   // job without torch.distributed, or a window that ended before a group).
@@ -71,6 +75,8 @@ class EtFacts {
   std::string missing_attrs_example_;
   std::uint64_t duplicate_ids_ = 0, duplicate_rf_ids_ = 0;
   std::string duplicate_example_;
+  std::uint64_t orphans_ = 0;
+  std::string orphan_example_;
   std::optional<std::uint64_t> world_size_;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> step_nodes_;  // (id, N)
   std::vector<std::uint64_t> profiler_steps_;

@@ -44,6 +44,12 @@ struct CaptureMeta {
   std::string reason;
   std::uint64_t dropped_records = 0;
   bool truncated = false;  // truncated_at is set
+  // Steps that hold more than one iteration (step, iterations, why).
+  struct Merged {
+    std::uint64_t step = 0, iterations = 0;
+    std::string why;
+  };
+  std::vector<Merged> merged;
 };
 
 struct RankReport {
@@ -57,6 +63,9 @@ struct RankReport {
   // rule's fallback when no device trace carries the metadata
   // (CHAKRA_DEVICE_TRACE=0).
   std::optional<std::uint64_t> et_world_size;
+  // What the ET's own metadata says of the window's device trace ("on",
+  // "off"): chakrashim's ETs say it, torch's do not (issue #49).
+  std::optional<std::string> et_device_trace;
 };
 
 }  // namespace chakrashim::tools::check

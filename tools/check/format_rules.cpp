@@ -43,7 +43,7 @@ const std::array<Rule, kRuleCount> kRules = {{
     {steps_match, "steps.match", E, "the ET and the device trace hold the same steps",
      "capture both files over the same window; re-run the capture"},
     {files_partial, "files.partial", E, "no .partial file is left behind",
-     "a writer did not finish (crash or kill); re-run, or remove the leftover"},
+     "its writer is gone without finishing it (a crash or a kill); re-run, or remove the leftover"},
     {files_unreadable, "files.unreadable", E, "every trace file can be read",
      "give the capture's ETs (JOB_chakra/rank-R.json) and device traces (JOB_kineto/rank-R.json[.gz]), "
      "or their folder, readable by you"},
@@ -80,6 +80,13 @@ const std::array<Rule, kRuleCount> kRules = {{
      "raise CHAKRA_MAX_MEMORY or shorten the window"},
     {device_truncated, "device.truncated", W, "the window was not cut short",
      "the capture stopped early (see the metadata's reason); later steps are missing"},
+    {et_parent_missing, "et.parent_missing", W, "every ET node's parent (ctrl_deps) is a node of the file",
+     "an op open at the window's edge (a record_function around the whole iteration, another thread's op) "
+     "has no node: chakra_converter leaves the nodes under it out; torch's ET observer "
+     "(CHAKRA_ET_RECORDER=torch) loses such ops, chakrashim's own recorder (the default) closes them at the edge"},
+    {steps_merged, "steps.merged", W, "each captured step holds one iteration of the job's loop",
+     "its time is that of several iterations: compare it with the others with care (report labels it), or "
+     "capture steps where the GradScaler skipped no optimizer step"},
     {et_gzip, "et.gzip", I, "the ET is plain JSON",
      "chakra_trace_link opens the ET with open(); gunzip it first"},
     {device_header, "device.header", I, "schemaVersion, deviceProperties, distributedInfo precede traceEvents",
@@ -90,6 +97,9 @@ const std::array<Rule, kRuleCount> kRules = {{
      "not written by chakrashim; the rules that need its metadata are skipped"},
     {gpu_unlinked, "gpu.unlinked", I, "GPU ops are launched by calls Chakra counts",
      "Chakra links only kernels and memcpys launched by the calls it knows"},
+    {files_in_progress, "files.in_progress", I, "no trace file is still being written",
+     "a window still open, or its files still being written (their writer holds them): check again once the "
+     "window has ended"},
 }};
 
 const Rule& rule(RuleId id) { return kRules[static_cast<std::size_t>(id)]; }

@@ -21,9 +21,9 @@ enum class RuleId : std::uint8_t {
   et_duplicates, join_op_count, files_none, pair_mismatch, steps_profiler_step,
   // warnings
   link_host_only, et_schema, ranks_filtered, steps_partial_last, device_dropped,
-  device_truncated,
+  device_truncated, et_parent_missing, steps_merged,
   // information: printed, never changes the exit status
-  et_gzip, device_header, device_no_rank, device_no_metadata, gpu_unlinked,
+  et_gzip, device_header, device_no_rank, device_no_metadata, gpu_unlinked, files_in_progress,
   count_
 };
 

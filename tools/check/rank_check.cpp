@@ -71,6 +71,10 @@ RankReport check_rank(const std::string& group, const RankFiles& files,
     }
     et.finish();
     report.et_world_size = et.world_size();
+    if (et_summary.chakrashim && et_summary.chakrashim->is_object()) {
+      const auto it = et_summary.chakrashim->find("device_trace");
+      if (it != et_summary.chakrashim->end() && it->is_string()) report.et_device_trace = it->get<std::string>();
+    }
     note_et(identity, *files.host_path, et_summary);
     et_rules(in, report.figures, report.findings);
   }

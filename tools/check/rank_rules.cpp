@@ -86,6 +86,12 @@ std::optional<CaptureMeta> parse_meta(const json& object) {
   if (const auto it = steps.find(s::kMetaCutShort); it != steps.end() && it->is_boolean())
     meta.cut_short = it->get<bool>();
   meta.reason = string_at(steps, s::kMetaReason).value_or("");
+  if (const auto it = steps.find(s::kMetaMerged); it != steps.end() && it->is_array()) {
+    for (const auto& m : *it) {
+      const auto step = u64_at(m, s::kMetaMergedStep), n = u64_at(m, s::kMetaMergedIterations);
+      if (step && n) meta.merged.push_back({*step, *n, string_at(m, s::kMetaMergedWhy).value_or("")});
+    }
+  }
   const json& ranks = object_at(object, s::kMetaRanks);
   meta.world_size = u64_at(ranks, s::kWorldSize);
   meta.ranks_filter = string_at(ranks, s::kMetaFilter);
@@ -135,6 +141,10 @@ void et_rules(const EtInput& in, RankFigures& figures, std::vector<Finding>& out
     if (rf_ids) what += (what.empty() ? "" : " and ") + plural(rf_ids, "repeated op rf_id");
     out.push_back({RuleId::et_duplicates, in.path + ": " + what + ", e.g. " + in.facts->duplicate_example()});
   }
+  if (const auto n = in.facts->orphans(); n > 0)
+    out.push_back({RuleId::et_parent_missing, in.path + ": " + plural(n, "node") +
+                                                  " name a parent that is not in the file, e.g. " +
+                                                  in.facts->orphan_example()});
   if (const auto problem = step_order_problem(in.facts->profiler_steps()); !problem.empty())
     out.push_back({RuleId::steps_profiler_step, in.path + ": ProfilerStep#N nodes by id " + problem});
 }

@@ -2,7 +2,9 @@
 
 #include <string_view>
 
+#include "common/json_capture.h"
 #include "common/sax_frames.h"
+#include "chakrashim/trace_schema.h"
 #include "common/tool_schema.h"
 
 namespace chakrashim::tools {
@@ -17,13 +19,14 @@ class EtSax final : public FramedSax<EtSax, Frame> {
   EtSax(EtSummary& summary, const NodeConsumer& consumer)
       : FramedSax(summary.parse), summary_(summary), consumer_(consumer) {}
 
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
+  bool null() override { return captured(nullptr) || true; }
+  bool boolean(bool v) override { return captured(v) || true; }
   bool number_integer(number_integer_t v) override {
+    if (captured(v)) return true;
     return integer(v < 0 ? std::optional<std::uint64_t>{} : static_cast<std::uint64_t>(v));
   }
-  bool number_unsigned(number_unsigned_t v) override { return integer(v); }
-  bool number_float(number_float_t, const string_t&) override { return integer({}); }
+  bool number_unsigned(number_unsigned_t v) override { return captured(v) || integer(v); }
+  bool number_float(number_float_t v, const string_t&) override { return captured(v) || integer({}); }
   bool string(string_t& v) override;
   bool binary(binary_t&) override { return true; }
   bool key(string_t& k) override;
@@ -35,8 +38,17 @@ class EtSax final : public FramedSax<EtSax, Frame> {
   bool end();
   void close_attr();
 
+  // A scalar inside the chakrashim object, if one is being captured.
+  bool captured(json v) {
+    if (!capture_.active()) return false;
+    capture_.scalar(std::move(v));
+    if (capture_.done()) summary_.chakrashim = capture_.value();
+    return true;
+  }
+
   EtSummary& summary_;
   const NodeConsumer& consumer_;
+  JsonCapture capture_;  // the top-level chakrashim object
   std::string key_;  // the last key in the innermost object we track
   EtNode node_;
   std::string attr_name_;
@@ -44,6 +56,10 @@ class EtSax final : public FramedSax<EtSax, Frame> {
 };
 
 bool EtSax::key(string_t& k) {
+  if (capture_.active()) {
+    capture_.key(k);
+    return true;
+  }
   const Frame f = frame();
   if (f == Frame::top) summary_.top_keys.push_back(k);
   if (f == Frame::top || f == Frame::node || f == Frame::inputs || f == Frame::attr) key_ = k;
@@ -51,6 +67,7 @@ bool EtSax::key(string_t& k) {
 }
 
 bool EtSax::string(string_t& v) {
+  if (captured(v)) return true;
   switch (frame()) {
     case Frame::top:
       if (key_ == names::kEtSchema) summary_.schema = v;
@@ -84,11 +101,21 @@ bool EtSax::integer(std::optional<std::uint64_t> v) {
 }
 
 bool EtSax::start(bool object) {
+  if (capture_.active()) {
+    capture_.start_container(object);
+    return true;
+  }
   if (frames_.begin_document(object)) return true;
   Frame next = Frame::other;
   switch (frame()) {
     case Frame::top:
-      if (!object && key_ == names::kEtNodes) next = Frame::nodes;
+      if (!object && key_ == names::kEtNodes) {
+        next = Frame::nodes;
+      } else if (object && key_ == schema::kChakrashim) {
+        capture_.begin();
+        capture_.start_container(true);
+        return true;
+      }
       break;
     case Frame::nodes:
       if (object) {
@@ -127,6 +154,11 @@ void EtSax::close_attr() {
 }
 
 bool EtSax::end() {
+  if (capture_.active()) {
+    capture_.end_container();
+    if (capture_.done()) summary_.chakrashim = capture_.value();
+    return true;
+  }
   const std::optional<Frame> closed = frames_.pop();
   if (!closed) return true;
   if (*closed == Frame::attr) {

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "common/trace_reader.h"
 
 namespace chakrashim::tools {
@@ -37,6 +39,10 @@ struct EtSummary {
   std::optional<std::string> schema;
   std::optional<std::uint64_t> pid;  // the process that wrote it
   std::uint64_t nodes = 0;
+  // chakrashim's own object after finish_ts (the native recorder's ET,
+  // issue #49): whether its window has a device trace, the nodes it closed
+  // at an edge. Unset in torch's ETs.
+  std::optional<nlohmann::json> chakrashim;
 };
 
 using NodeConsumer = std::function<void(const EtNode&)>;

@@ -34,6 +34,28 @@ void add_timeline(const EventTable& table, const RankOptions& options, RankStats
 
 }  // namespace
 
+// The metadata's steps that hold several iterations, onto `steps`; true if
+// any did.
+bool mark_merged_steps(const std::optional<nlohmann::json>& meta, std::vector<StepTime>& steps) {
+  if (!meta || !meta->is_object()) return false;
+  const auto st = meta->find("steps");
+  if (st == meta->end() || !st->is_object()) return false;
+  const auto merged = st->find("merged");
+  if (merged == st->end() || !merged->is_array()) return false;
+  bool any = false;
+  for (const auto& m : *merged) {
+    if (!m.is_object() || !m.contains("step") || !m.contains("iterations") || !m["step"].is_number_unsigned() ||
+        !m["iterations"].is_number_unsigned())
+      continue;
+    for (auto& s : steps)
+      if (s.step == m["step"].get<std::uint64_t>()) {
+        s.iterations = m["iterations"].get<std::uint64_t>();
+        any = true;
+      }
+  }
+  return any;
+}
+
 std::optional<std::uint64_t> median_step(const std::vector<StepTime>& steps) {
   std::vector<const StepTime*> complete;
   for (const auto& s : steps)
@@ -79,6 +101,7 @@ RankStats report_rank(const std::string& group, const RankFiles& files, const Ra
 
   HostStats host = host_stats(table, partial_step_of(out.meta));
   out.steps = std::move(host.steps);
+  if (mark_merged_steps(out.meta, out.steps)) host.summary = summarize(out.steps);
   StepPhases phases = step_phases(table, unique_steps(table.steps));
   out.phases = std::move(phases.per_step);
   out.collectives = std::move(phases.collectives);

@@ -16,7 +16,7 @@ ordered_json steps_json(const RankStats& r) {
     for (int p = 0; p < kPhases && i < r.phases.size(); ++p)
       phases[std::string(phase_name(static_cast<Phase>(p))) + "_ns"] = r.phases[i][p];
     steps.push_back({{"step", s.step}, {"start_ns", s.start_ns}, {"dur_ns", s.dur_ns},
-                     {"ops_self_ns", s.ops_self_ns}, {"outside_ops_ns", s.outside_ops_ns}, {"partial", s.partial},
+                     {"ops_self_ns", s.ops_self_ns}, {"outside_ops_ns", s.outside_ops_ns}, {"partial", s.partial}, {"iterations", s.iterations},
                      {"phases", std::move(phases)}});
   }
   return steps;

@@ -34,11 +34,17 @@ std::string captured_list(const std::vector<StepTime>& steps) {
 std::string steps_table(const RankStats& r) {
   std::string out = "  step          time ms   in ops ms  outside ops ms\n";
   for (const auto& s : r.steps) {
+    const std::string merged =
+        s.iterations > 1 ? "  (" + std::to_string(s.iterations) + " iterations: a GradScaler skipped " +
+                               std::to_string(s.iterations - 1) + " optimizer step" + (s.iterations > 2 ? "s" : "") +
+                               "; left out of mean/min/max)"
+                         : "";
     out += format("  %-10llu %11s %11s %15s%s\n", static_cast<unsigned long long>(s.step), ms_text(s.dur_ns).c_str(),
                   ms_text(s.ops_self_ns).c_str(), ms_text(s.outside_ops_ns).c_str(),
-                  s.partial           ? "  (partial: left out of mean/min/max)"
-                  : is_setup_step(s) ? "  (step 0: the job's setup; left out of mean/min/max)"
-                                      : "");
+                  s.partial            ? "  (partial: left out of mean/min/max)"
+                  : s.iterations > 1  ? merged.c_str()
+                  : is_setup_step(s)  ? "  (step 0: the job's setup; left out of mean/min/max)"
+                                       : "");
   }
   return out;
 }

@@ -24,6 +24,10 @@ struct StepTime {
   std::int64_t ops_self_ns = 0;     // self time of the ops inside it, stepping thread
   std::int64_t outside_ops_ns = 0;  // the step's own self time
   bool partial = false;             // the metadata's partial_last_step
+  // More than 1: the step holds that many iterations of the job's loop (a
+  // GradScaler skipped the optimizer step of the others; the metadata's
+  // steps.merged, issue #49).
+  std::uint64_t iterations = 1;
 };
 
 struct StepSummary {
@@ -54,8 +58,9 @@ std::vector<std::int64_t> self_times(const std::vector<HostSpan>& spans, const s
 // data loader start): it can take 50 times a normal step, so it is marked
 // and, like a partial step, kept out of mean, min and max.
 inline bool is_setup_step(const StepTime& s) { return s.step == 0; }
-// Counted in mean/min/max: neither partial nor the setup step.
-inline bool counted_step(const StepTime& s) { return !s.partial && !is_setup_step(s); }
+// Counted in mean/min/max: neither partial, nor the setup step, nor one that
+// holds several iterations.
+inline bool counted_step(const StepTime& s) { return !s.partial && !is_setup_step(s) && s.iterations == 1; }
 
 // {3 ms, 5 ms, 4 ms} -> mean 4 ms, min 3 ms, max 5 ms (partial steps and
 // step 0 left out, unless nothing else is there)

@@ -40,6 +40,10 @@ struct StepSpan {
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
   std::uint64_t external_id = 0;
+  // How long the step took on CLOCK_MONOTONIC, for the recording cost
+  // (start_ns/end_ns are wall-clock times, which a clock step between them
+  // would make wrong: issue #48); 0 where not measured.
+  std::int64_t duration_ns = 0;
 };
 
 // --- GPU side (the CUPTI collector) --------------------------------------

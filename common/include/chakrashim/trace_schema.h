@@ -97,6 +97,16 @@ inline constexpr std::string_view kMetaActive = "active";
 inline constexpr std::string_view kMetaCaptured = "captured";
 inline constexpr std::string_view kMetaCutShort = "cut_short";
 inline constexpr std::string_view kMetaPartialLastStep = "partial_last_step";
+// Steps that hold more than one iteration (issue #49): a list of
+// {"step": N, "iterations": K, "why": "grad_scaler_skipped"}.
+inline constexpr std::string_view kMetaMerged = "merged";
+inline constexpr std::string_view kMetaMergedStep = "step";
+inline constexpr std::string_view kMetaMergedIterations = "iterations";
+inline constexpr std::string_view kMetaMergedWhy = "why";
+inline constexpr std::string_view kMergedGradScaler = "grad_scaler_skipped";
+// The op a GradScaler runs once per iteration (scaler.update()): a step that
+// holds more than one ran iterations whose optimizer step it skipped.
+inline constexpr std::string_view kAmpUpdateScaleOp = "aten::_amp_update_scale_";
 inline constexpr std::string_view kMetaReason = "reason";
 inline constexpr std::string_view kMetaRanks = "ranks";
 inline constexpr std::string_view kMetaFilter = "filter";

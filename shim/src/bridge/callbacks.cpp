@@ -64,6 +64,7 @@ struct SpanContext final : at::ObserverContext {
   std::uint64_t tid = 0;  // where it started: an async record may end elsewhere
   std::uint64_t external_id = 0;
   SpanStore::ThreadBuffer* buffer = nullptr;  // the starting thread's spans
+  mutable OpenSpan open;  // registered with `buffer` while a kept op runs (span_store.h)
   bool keep = false;
   bool pushed = false;  // our external id is on CUPTI's stack for this op
   // Async records (gloo's) start on one thread, and end and are destroyed
@@ -133,13 +134,6 @@ std::unique_ptr<at::ObserverContext> span_start(const at::RecordFunction& fn) {
   Capture& capture = Capture::instance();
   // First: a forked child (dead) must never finalize the parent's window.
   if (capture.dead()) return nullptr;
-  // A signal or a cut, acted on by the stepping thread; not inside the
-  // capture's own critical section (a record that a torch call of ours
-  // ran), where acting would take its lock again.
-  if ((SignalRelay::pending() || capture.cut_requested()) && !Capture::this_thread_holds_lock()) {
-    if (SignalRelay::pending()) capture.on_signal_pending();
-    if (capture.cut_requested()) capture.on_cut_requested();
-  }
   // Async records (gloo:*, nccl:*) are kept too: the ET has nodes for them,
   // and the rf_id join needs their spans. They are drawn on the thread that
   // started them.
@@ -148,13 +142,36 @@ std::unique_ptr<at::ObserverContext> span_start(const at::RecordFunction& fn) {
   if (t.tid == 0) t.tid = os_tid();
   ctx->keep = capture.keeping();
   ctx->tid = t.tid;
-  // The start before the push and (in span_end) the pop before the end: the
-  // op's span then encloses every launch CUPTI attributes to it.
-  ctx->start_ns = now_ns();
   if (ctx->keep) {
     if (!t.buffer) t.buffer = capture.span_buffer();
     ctx->buffer = t.buffer;
     ctx->external_id = capture.next_external_id();
+    // Registered before its time is read, so that the registration is not
+    // in the op's span: the window's end may close it while it runs.
+    OpenSpan& o = ctx->open;
+    o.name = fn.name();
+    o.category = fn.scope() == at::RecordScope::USER_SCOPE ? HostCategory::user_annotation : HostCategory::cpu_op;
+    o.tid = static_cast<std::int64_t>(ctx->tid);
+    o.external_id = ctx->external_id;
+    o.rf_id = fn.handle();
+    o.sequence_nr = fn.seqNr() >= 0 ? fn.seqNr() : -1;
+    o.fwd_thread_id = fn.forwardThreadId();
+    capture.open_span(*ctx->buffer, o);
+  }
+  // A signal or a cut, acted on by the stepping thread; not inside the
+  // capture's own critical section (a record that a torch call of ours
+  // ran), where acting would take its lock again. After this op's span is
+  // open: torch's ET callback, which ran before ours, recorded its start,
+  // and the window ending now closes it in both files (a point at the edge).
+  if ((SignalRelay::pending() || capture.cut_requested()) && !Capture::this_thread_holds_lock()) {
+    if (SignalRelay::pending()) capture.on_signal_pending();
+    if (capture.cut_requested()) capture.on_cut_requested();
+  }
+  // The start before the push and (in span_end) the pop before the end: the
+  // op's span then encloses every launch CUPTI attributes to it.
+  ctx->start_ns = now_ns();
+  if (ctx->keep) {
+    ctx->open.start_ns.store(ctx->start_ns, std::memory_order_relaxed);
     // GPU work launched inside this op carries its External id. Not for
     // async records: they end on another thread, and CUPTI's stack is per
     // thread (docs/design.md section 4.5).
@@ -207,7 +224,7 @@ void span_end(const at::RecordFunction& fn, at::ObserverContext* ctx_ptr) {
       }
       span.extra_args = &comm;
     }
-    capture.add_span(*ctx->buffer, span);
+    capture.end_span(*ctx->buffer, ctx->open, span);
   }
   if (ctx_ptr) capture.on_op_end(fn, end);
 }

@@ -24,6 +24,12 @@ std::uint64_t os_tid() {
   return tid;
 }
 
+std::int64_t monotonic_ns() {
+  timespec ts;
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
 std::int64_t now_ns() {
   // CLOCK_REALTIME: Kineto's host times and CUPTI's timestamps share it.
   timespec ts;
@@ -61,7 +67,12 @@ void Capture::attach(const chakrashim_capture_config& config) {
       on_hook_step_end();
       sync_module_scopes(was_counting);
     };
-    cb.registered = [this] { on_hooks_registered(); };
+    cb.registered = [this] {
+      on_hooks_registered();
+      // On this thread of ours, with the GIL, outside our lock: module
+      // scopes' Python is made here, never on the job's threads.
+      if (config_.module_scopes) modules_.prepare();
+    };
     cb.no_step_open = [this] { return open_markers_.load() == 0; };
     cb.give_up = [this] { return dead() || exiting_.load(); };
     cb.several_optimizers = [this](std::size_t n) {
@@ -110,8 +121,10 @@ void Capture::install_flush_signal() {
 }
 
 void Capture::count_user_record(const char* name) {
-  if (name && std::strncmp(name, "Optimizer.", 10) == 0)
-    optimizer_records_seen_.fetch_add(1, std::memory_order_relaxed);
+  if (!name || std::strncmp(name, "Optimizer.", 10) != 0) return;
+  // The job trains (an optimizer's zero_grad, say): the optimizer hooks'
+  // thread may start now, with the job's own threads up (optimizer_hooks.h).
+  if (optimizer_records_seen_.fetch_add(1, std::memory_order_relaxed) == 0) hooks_.try_again();
 }
 
 void Capture::wait_if_ending() {
@@ -233,6 +246,10 @@ void Capture::run_pending_boundary(const at::RecordFunction& fn, std::int64_t en
 }
 
 void Capture::apply(const window::Boundary& b, std::int64_t now, std::uint64_t tid) {
+  // The step's length on the monotonic clock, read here (a wall-clock
+  // step between two boundaries must not make it wrong, issue #48).
+  const std::int64_t mono = monotonic_ns();
+  const std::int64_t took = step_start_mono_ns_ != 0 ? mono - step_start_mono_ns_ : 0;
   if (b.ended && b.ended_phase == window::Phase::active && armed_ && cut_requested()) {
     // CHAKRA_MAX_MEMORY ran out in the step that ends here, after the
     // stepping thread's last op start (its look at the budget): another
@@ -243,18 +260,20 @@ void Capture::apply(const window::Boundary& b, std::int64_t now, std::uint64_t t
     // used to be counted captured (seen on a slow TSan run, issue #39;
     // tests/e2e/jobs/fill_in_optimizer_step.py makes that order).
     steps_.push_back(StepSpan{*b.ended, 0, static_cast<std::int64_t>(tid), step_start_ns_, now,
-                              next_external_id()});
+                              next_external_id(), took});
     step_start_ns_ = now;
+    step_start_mono_ns_ = mono;
     cut_for_memory(*b.ended, *b.ended);
     return;
   }
   if (b.ended && b.ended_phase == window::Phase::active && armed_) {
     steps_.push_back(StepSpan{*b.ended, 0, static_cast<std::int64_t>(tid), step_start_ns_, now,
-                              next_external_id()});
+                              next_external_id(), took});
   }
-  // A step that ran unrecorded: one store (the clock was read anyway).
-  if (b.ended && !armed_ && *b.ended > 0 && step_start_ns_ != 0) unrecorded_steps_.add(now - step_start_ns_);
+  // A step that ran unrecorded: one store (the clocks were read anyway).
+  if (b.ended && !armed_ && *b.ended > 0 && took > 0) unrecorded_steps_.add(took);
   step_start_ns_ = now;
+  step_start_mono_ns_ = mono;
   if (armed_) device_.stand_back_if_profiler_started();
   if (b.end_active) {
     keeping_.store(false, std::memory_order_release);
@@ -280,59 +299,14 @@ void Capture::apply(const window::Boundary& b, std::int64_t now, std::uint64_t t
   if (!armed_ && !exiting_.load() && scheduler_.window_begins_after(b.current)) prepare_locked();
 }
 
-void Capture::at_exit() {
-  if (dead() || exiting_.exchange(true)) return;
-  distributed_.stop_for_exit();  // Python is finalized: never ask it again
-  // No job publishes its step here any more; the clean-up is the watch
-  // thread's, waited for briefly (a hung filesystem must not hold the exit).
-  scheduler_.stop_for_exit(std::min(std::chrono::milliseconds(2000),
-                                    std::chrono::milliseconds(1000 * config_.exit_timeout_s)));
-  CaptureLock lock(mutex_);
-  if (!scheduler_.configured()) return;
-  prepared_.reset();  // the job ended in the step before a window
-  if (!ever_armed_) {
-    // On demand, no window until asked is the normal case.
-    if (!scheduler_.on_demand()) warn_if_never_armed();
-    return;
-  }
-  if (armed_) {
-    if (markers_seen_.load() == 0 && steps_.empty()) {
-      // START=0 in a process that never completed a step (a launcher, a
-      // worker): leave nothing behind (docs/design.md section 3).
-      armed_ = false;
-      host_.remove();
-      at::removeCallback(op_span_handle_);
-      device_.stop(std::chrono::milliseconds(config_.exit_timeout_s * 1000));
-      discard_outputs(*layout_, host_.on(), device_on_);
-      return;
-    }
-    disarm("exit", close_partial_step());
-  }
-  wait_for_writer();
-  // A signal recorded just before exit is delivered now, not by a watcher
-  // the exit would outrun.
-  signals_.close_now();
-}
-
-void Capture::wait_for_writer() {
-  // The job ends (exit, or a terminating signal that waits for the files):
-  // nothing of the job's competes with the writer any more, and a writer
-  // left at the lowest priority could miss the timeout on a busy node.
-  if (exiting_.load() || SignalRelay::terminating_recorded()) writer_.raise_priority();
-  if (!writer_.wait(config_.exit_timeout_s) && !writer_late_said_.exchange(true)) {
-    log_error("the trace writer did not finish within CHAKRA_EXIT_TIMEOUT=" +
-              std::to_string(config_.exit_timeout_s) + " s; its files stay .partial");
-  }
-}
-
-void Capture::add_span(SpanStore::ThreadBuffer& buffer, const SpanRecord& span) {
+void Capture::end_span(SpanStore::ThreadBuffer& buffer, OpenSpan& open, const SpanRecord& span) {
   // Called only for an op that began while spans were kept. Its span is
   // kept even past CHAKRA_MAX_MEMORY (another store, the GPU side say, may
   // have reached it while the op ran): torch's ET exit callback may have
   // run before ours and written this op's node, and every ET
   // node must find its span (the rf_id join). Seen under TSan: one ET node
   // in 50 without its span when the decode thread filled the budget.
-  if (!spans_.add(buffer, span)) spans_.add(buffer, span, /*past_cap=*/true);
+  if (!spans_.end(buffer, open, span)) spans_.add(buffer, span, /*past_cap=*/true);
   if (cut_requested()) {
     // Over CHAKRA_MAX_MEMORY: no op that starts from now on is kept, the ET
     // stops now too (else it records on, on every thread, until the
@@ -369,6 +343,9 @@ void Capture::cut_for_memory(std::uint64_t step, std::optional<std::uint64_t> pa
 
 void Capture::on_forked_child() {
   dead_.store(true, std::memory_order_relaxed);
+  // Our copies of the window's claims: the lock is the parent's to release.
+  for (auto& fd : claim_fds_)
+    if (const int f = fd.exchange(-1); f >= 0) ::close(f);
   spans_.forget_in_forked_child();
   signals_.reset_in_forked_child();
   TriggerSignal::reset_in_forked_child();

@@ -80,8 +80,11 @@ class Capture {
   bool window_records() const { return !dead() && (keeping() || host_.recording()); }
   // Keeps one span, unless CHAKRA_MAX_MEMORY is reached: then nothing more
   // is kept and the window is cut at the stepping thread's next op.
-  // `buffer` is span_buffer() of the thread that started the op.
-  void add_span(SpanStore::ThreadBuffer& buffer, const SpanRecord& span);
+  // `buffer` is span_buffer() of the thread that started the op: a kept op
+  // is opened at its start (before its time is read), and ended with its
+  // record (SpanStore::open, end).
+  void open_span(SpanStore::ThreadBuffer& buffer, OpenSpan& open) { spans_.open(buffer, open); }
+  void end_span(SpanStore::ThreadBuffer& buffer, OpenSpan& open, const SpanRecord& span);
   SpanStore::ThreadBuffer* span_buffer() { return spans_.local(); }
   // The memory cap was hit (by any thread): disables the ET at once.
   void stop_et_for_cut();
@@ -163,6 +166,10 @@ class Capture {
   void warn_if_never_armed();
   // Waits for the background writer within CHAKRA_EXIT_TIMEOUT; one line if not.
   void wait_for_writer();
+  // At exit: the same, said after a second, with Ctrl-C guarded (issue #48).
+  void wait_for_writer_at_exit();
+  // At exit, a window that kept no whole step: nothing written, said.
+  void abandon_window_at_exit();
   // At a step end, holding no lock of ours: waits for the writer while a
   // terminating signal waits for the files to be delivered.
   void wait_if_ending();
@@ -212,6 +219,10 @@ class Capture {
   at::CallbackHandle op_span_handle_ = at::INVALID_CALLBACK_HANDLE;
   std::vector<StepSpan> steps_;
   std::int64_t step_start_ns_ = 0;
+  std::int64_t step_start_mono_ns_ = 0;  // the same moment on CLOCK_MONOTONIC
+  // The armed window's claimed .partial descriptors (Layout's claims), or
+  // -1: what a forked child closes (async-signal-safe, no lock).
+  std::atomic<int> claim_fds_[2] = {-1, -1};
   // The last steps that ran unrecorded (outside any window; step 0 left
   // out), for the recording cost's step figure (writers/recording_cost.h).
   // Stepping thread, under the capture's lock as the rest of apply().
@@ -244,5 +255,7 @@ void capture_exit_hook();
 // OS thread id and process id, cached per thread / process.
 std::uint64_t os_tid();
 std::int64_t now_ns();
+// CLOCK_MONOTONIC, for lengths of time (steps' durations).
+std::int64_t monotonic_ns();
 
 }  // namespace chakrashim::bridge

@@ -81,6 +81,12 @@ void Capture::arm() {
     layout_ = window_folders(host_on, device_on_, error);
     if (layout_ && !claim_outputs(*layout_, host_on, device_on_, overwrite, error)) layout_.reset();
   }
+  if (layout_) {
+    // A forked child closes its copies of the claims (on_forked_child): a
+    // child that outlives us must not keep their locks alive.
+    claim_fds_[0].store(layout_->host_claim ? layout_->host_claim->get() : -1);
+    claim_fds_[1].store(layout_->device_claim ? layout_->device_claim->get() : -1);
+  }
   if (!layout_) {
     log_error("cannot write traces under CHAKRA_TRACE_DIR=" + std::string(config_.trace_dir) + " (" +
               error + "); " +
@@ -88,7 +94,14 @@ void Capture::arm() {
               ", the job runs on");
     return;
   }
-  if (host_on && !host_.add(files::partial_path(layout_->host_path), &budget_, error)) {
+  if (!layout_->passed_over.empty()) {
+    // Someone put a link, or a folder of their own, where ours belong (a
+    // shared trace folder): never written through; the next free name.
+    log_warn("not writing into folders that are not this job's: " + layout_->passed_over + "; the traces go to " +
+             layout_->host_dir.substr(layout_->host_dir.rfind('/') + 1) + " and " +
+             layout_->device_dir.substr(layout_->device_dir.rfind('/') + 1) + " instead");
+  }
+  if (host_on && !host_.add(host_partial_through(*layout_), &budget_, error)) {
     log_error(error + "; the ET is off, the device trace goes on");
     discard_outputs(*layout_, true, false);
   }
@@ -173,13 +186,21 @@ WindowOutput Capture::window_output(std::string reason, std::optional<std::uint6
   }
   WindowOutput out;
   out.layout = *layout_;
+  // The claims' locks go with the output: released once it is written.
+  layout_->host_claim.reset();
+  layout_->device_claim.reset();
+  claim_fds_[0].store(-1);
+  claim_fds_[1].store(-1);
   out.host = host_.on();
   out.et_native = host_.native();
   if (out.et_native) out.et_records = host_.take_records();
   out.device = device_on_;
   out.overwrite = config_.overwrite != 0;
   out.gzip = config_.gzip != 0;
-  out.spans = spans_.take_all();
+  out.memory_bytes = budget_.used();
+  // Ops still open end at the window's edge, the end of its last step (an
+  // op around the whole iteration, issue #49).
+  out.spans = spans_.take_all(steps_.empty() ? now_ns() : steps_.back().end_ns);
   out.device_capture = std::move(device);
   out.steps = std::move(steps_);
   steps_.clear();
@@ -252,7 +273,8 @@ std::optional<std::uint64_t> Capture::close_partial_step(bool force) {
   steps_.push_back(StepSpan{cut.current, 0,
                             static_cast<std::int64_t>(stepping_tid_.load() ? stepping_tid_.load()
                                                                            : os_tid()),
-                            step_start_ns_, now_ns(), next_external_id()});
+                            step_start_ns_, now_ns(), next_external_id(),
+                            step_start_mono_ns_ != 0 ? monotonic_ns() - step_start_mono_ns_ : 0});
   return cut.current;
 }
 
@@ -272,7 +294,9 @@ void Capture::warn_if_never_armed() {
   } else if (optimizer_records_seen_.load() > 0) {
     log_warn("no step marker '" + marker_ +
              "' was seen, though the job ran optimizer records: a torch.compile'd optimizer "
-             "step has none; set CHAKRA_STEP_MARKER to a record that ends each step");
+             "step has none (Dynamo drops its record, and chakrashim's step hooks do nothing inside "
+             "compiled code); wrap each call of the compiled step, outside it, in "
+             "torch.profiler.record_function(\"train_step\") and set CHAKRA_STEP_MARKER=train_step");
   } else if (saw_backward_.load()) {
     log_warn("the job ran autograd backward passes but no optimizer step ('" + marker_ +
              "'): chakrashim counts steps by torch.optim steps, so nothing was captured; for a "

@@ -398,6 +398,9 @@ void EtRecorder::disable() {
   if (!enabled()) return;
   enabled_.store(false, std::memory_order_release);
   at::disableCallback(start_handle_);
+  // An edge: the writer closes here what is open then (EtHeader::edges).
+  // Every record taken after this store has a larger sequence number.
+  header_.edges.push_back(seq_.fetch_add(1, std::memory_order_relaxed));
 }
 
 void EtRecorder::remove() {
@@ -413,6 +416,7 @@ void EtRecorder::remove() {
 EtRecords EtRecorder::take() {
   EtRecords out;
   out.header = header_;
+  header_.edges.clear();
   std::lock_guard<std::mutex> lock(registry_mutex_);
   for (const auto& b : buffers_) {
     // The strings and the caches that index them are cleared together,

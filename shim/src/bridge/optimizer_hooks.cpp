@@ -3,19 +3,38 @@
 #include <errno.h>
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <thread>
 #include <tuple>
+#include <vector>
 
 #include "bridge/bridge_log.h"
 #include "bridge/python_api.h"
+#include "bridge/python_frames.h"
 
 namespace chakrashim::bridge {
 
 namespace {
 
-// Nesting of optimizer steps on this thread: the outermost one counts.
-thread_local int t_depth = 0;
+// The optimizer steps open on this thread, outermost first: for each, the
+// frame of torch's step wrapper (profile_hook_step) that called our hook,
+// for its identity only (it lives while the step runs). The outermost one
+// counts. By frame, not a plain depth: a step that an exception left
+// between its pre and post hook (the job's signal handler raising inside
+// it, issue #48) is not an ancestor of the next one's frame, and is dropped
+// then, where a depth stayed one too high and no step counted again.
+thread_local std::vector<const void*> t_open;
+
+// Drops the open steps whose frame is not an ancestor of `frame` (steps an
+// exception ended without their post hook). Only nested steps pay for it.
+void drop_stale(const void* frame) {
+  std::size_t kept = 0;
+  for (const void* open : t_open)
+    if (is_ancestor(open, frame)) t_open[kept++] = open;
+  t_open.resize(kept);
+}
 
 // The one instance the builtins reach (their self is unused).
 OptimizerHooks* g_hooks = nullptr;
@@ -24,43 +43,75 @@ constexpr std::chrono::milliseconds kTimerPeriod{250};
 constexpr int kTimerTries = 240;  // 60 s
 
 // Finds torch.optim's global step-hook dicts and the keys that torch's
-// register_optimizer_step_*_hook would give our two builtins (None where
-// one is in already, after a partial try). Never imports anything: without
-// a torch.optim already imported, `ok` stays False and we try later. The
+// register_optimizer_step_*_hook would give our two hooks (None where one
+// is in already, after a partial try). Never imports anything: without a
+// torch.optim already imported, `ok` stays False and we try later. The
 // dicts are filled from C (try_register), not here: between bytecodes
 // another thread may take the GIL and open an optimizer step.
+//
+// The hooks are two small Python functions around our builtins, made once
+// (the globals dict lives as long as the process): Dynamo traces every hook
+// of an optimizer step it compiles (torch.compile(opt.step)), and a builtin
+// it cannot trace is a graph break, a UserWarning on the job's stderr, and
+// an error under fullgraph=True (issue #48). Under torch.compiler.
+// is_compiling() they do nothing, which Dynamo folds away: a compiled
+// optimizer step is not counted (it has no Optimizer.step record either),
+// as docs/guarantees.md says. __builtins__ is set because Dynamo reads it
+// from a traced function's globals.
 constexpr const char* kFind = R"PY(
 import sys as _sys
 ok = False
+__builtins__ = _sys.modules["builtins"]
 _o = _sys.modules.get("torch.optim.optimizer")
 _h = getattr(_sys.modules.get("torch.utils.hooks"), "RemovableHandle", None)
 _pre_hooks = getattr(_o, "_global_optimizer_pre_hooks", None)
 _post_hooks = getattr(_o, "_global_optimizer_post_hooks", None)
+_compiling = getattr(_sys.modules.get("torch.compiler"), "is_compiling", None)
 if (_h is not None and isinstance(_pre_hooks, dict) and isinstance(_post_hooks, dict)
+        and callable(_compiling)
         and hasattr(_o, "register_optimizer_step_post_hook")
         and hasattr(_o, "register_optimizer_step_pre_hook")):
-    _post_key = None if any(f is _post for f in list(_post_hooks.values())) else _h(_post_hooks).id
-    _pre_key = None if any(f is _pre for f in list(_pre_hooks.values())) else _h(_pre_hooks).id
+    if "chakrashim_optimizer_pre_hook" not in globals():
+        def chakrashim_optimizer_pre_hook(*args, _c=_compiling, _hook=_pre):
+            if not _c():
+                _hook(*args)
+
+        def chakrashim_optimizer_post_hook(*args, _c=_compiling, _hook=_post):
+            if not _c():
+                _hook(*args)
+    _pre_fn = chakrashim_optimizer_pre_hook
+    _post_fn = chakrashim_optimizer_post_hook
+    _post_key = None if any(f is _post_fn for f in list(_post_hooks.values())) else _h(_post_hooks).id
+    _pre_key = None if any(f is _pre_fn for f in list(_pre_hooks.values())) else _h(_pre_hooks).id
     ok = True
 )PY";
 
-PythonApi::MethodDef g_pre_def{"chakrashim_optimizer_pre_hook", nullptr, PythonApi::kVarArgs,
+PythonApi::MethodDef g_pre_def{"chakrashim_optimizer_pre_step", nullptr, PythonApi::kVarArgs,
                                "chakrashim: counts optimizer steps"};
-PythonApi::MethodDef g_post_def{"chakrashim_optimizer_post_hook", nullptr, PythonApi::kVarArgs,
+PythonApi::MethodDef g_post_def{"chakrashim_optimizer_post_step", nullptr, PythonApi::kVarArgs,
                                 "chakrashim: counts optimizer steps"};
 
 }  // namespace
 
 void* OptimizerHooks::pre_hook(void*, void*) {
-  ++t_depth;
+  // Torch's step wrapper: it called our Python hook function, which called
+  // this builtin.
+  const void* frame = frame_above(1);
+  if (!t_open.empty()) drop_stale(frame);
+  t_open.push_back(frame);
   const PythonApi& py = python();
   py.inc_ref(py.none);
   return py.none;
 }
 
 void* OptimizerHooks::post_hook(void*, void* args) {
-  if (t_depth > 0) --t_depth;
-  if (t_depth == 0 && g_hooks) {
+  // Closes this step and any opened inside it that an exception left open.
+  // A post hook without its pre (none open) ends an outermost step, as
+  // before the hooks knew frames.
+  const void* frame = frame_above(1);
+  const auto it = std::find(t_open.rbegin(), t_open.rend(), frame);
+  if (it != t_open.rend()) t_open.erase(std::prev(it.base()), t_open.end());
+  if (t_open.empty() && g_hooks) {
     g_hooks->note_optimizer(args);
     if (g_hooks->callbacks_.step_ended) g_hooks->callbacks_.step_ended();
   }
@@ -95,7 +146,11 @@ void OptimizerHooks::start(Callbacks callbacks) {
   g_pre_def.meth = &OptimizerHooks::pre_hook;
   g_post_def.meth = &OptimizerHooks::post_hook;
   g_hooks = this;
-  try_again();
+  // No thread yet: start() runs inside `import torch`, before the job's
+  // own threads are up (OpenBLAS's, a DataLoader's), and in a pids-limited
+  // cgroup a thread of ours then took one of theirs (issue #48). The first
+  // sign of training starts it: an optimizer record (zero_grad), a
+  // backward, or the first step's end (try_again).
 }
 
 void OptimizerHooks::try_again() {
@@ -120,16 +175,18 @@ void OptimizerHooks::try_again() {
 }
 
 void OptimizerHooks::registrar() {
+  // Tried at once (the job trains: torch.optim is imported), then every
+  // 250 ms or when woken.
   for (int i = 0; i < kTimerTries; ++i) {
+    if (active() || callbacks_.give_up()) break;
+    if (try_register()) break;
     timespec until{};
-    ::clock_gettime(CLOCK_REALTIME, &until);
+    ::clock_gettime(CLOCK_REALTIME, &until);  // sem_timedwait's clock
     until.tv_nsec += std::chrono::nanoseconds(kTimerPeriod).count();
     until.tv_sec += until.tv_nsec / 1000000000L;
     until.tv_nsec %= 1000000000L;
     while (::sem_timedwait(&wakeup_, &until) != 0 && errno == EINTR) {
     }
-    if (active() || callbacks_.give_up()) break;
-    if (try_register()) break;
   }
   // A try_again that saw this thread alive and only woke it is lost; the
   // next step end starts another thread.
@@ -146,14 +203,22 @@ bool OptimizerHooks::try_register() {
   // the GIL, so that a step in progress costs the job nothing.
   if (!callbacks_.no_step_open()) return false;
   const int gil = py.gil_ensure();
-  // Compiled once, kept for the life of the process. One object each for
-  // the builtins (what torch's dicts hold).
+  // Compiled once, kept for the life of the process, with the globals the
+  // hook functions are made in (they are made once). One object each for
+  // the builtins.
   static void* code = py.compile(kFind, "<chakrashim optimizer hooks>", PythonApi::kFileInput);
   static void* pre = py.cfunction_new(&g_pre_def, nullptr, nullptr);
   static void* post = py.cfunction_new(&g_post_def, nullptr, nullptr);
-  void* globals = (code && pre && post) ? py.dict_new() : nullptr;
+  static void* globals = [&]() -> void* {
+    void* g = (code && pre && post) ? py.dict_new() : nullptr;
+    if (g && (py.dict_set(g, "_pre", pre) != 0 || py.dict_set(g, "_post", post) != 0)) {
+      py.dec_ref(g);
+      g = nullptr;
+    }
+    return g;
+  }();
   bool done = false;
-  if (globals && py.dict_set(globals, "_pre", pre) == 0 && py.dict_set(globals, "_post", post) == 0) {
+  if (globals) {
     if (void* r = py.eval_code(code, globals, globals)) {
       py.dec_ref(r);
       void* ok = py.dict_get(globals, "ok");  // borrowed, as the rest
@@ -164,11 +229,12 @@ bool OptimizerHooks::try_register() {
       // are in.
       if (ok && py.is_true(ok) == 1 && callbacks_.no_step_open()) {
         bool in = true;
-        for (auto [dict, key, fn] : {std::tuple{"_post_hooks", "_post_key", post},
-                                     std::tuple{"_pre_hooks", "_pre_key", pre}}) {
+        for (auto [dict, key, name] : {std::tuple{"_post_hooks", "_post_key", "_post_fn"},
+                                       std::tuple{"_pre_hooks", "_pre_key", "_pre_fn"}}) {
           void* d = py.dict_get(globals, dict);
           void* k = py.dict_get(globals, key);
-          if (!d || !k) {
+          void* fn = py.dict_get(globals, name);
+          if (!d || !k || !fn) {
             in = false;
           } else if (k != py.none && py.set_item(d, k, fn) != 0) {
             in = false;
@@ -189,7 +255,6 @@ bool OptimizerHooks::try_register() {
   // On our own thread an error is ours (signal handlers run on the main
   // thread only): cleared.
   if (py.err_occurred()) py.err_clear();
-  if (globals) py.dec_ref(globals);
   py.gil_release(gil);
   return done;
 }

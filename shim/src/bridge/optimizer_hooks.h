@@ -17,10 +17,17 @@
 // tried on a short-lived thread of ours (never on the job's threads: a
 // signal handler of the job's runs only on the main thread, and an
 // exception it raised inside Python of ours would land there, or be lost),
-// every 250 ms after attach (for at most 60 s) and at each outermost step
+// at once, then every 250 ms (for at most 60 s) and at each outermost step
 // end, only while no optimizer step is open on any thread. It takes the
 // GIL; the dicts are filled from C right after a last check, with no
-// bytecode in between (no other thread can open a step meanwhile).
+// bytecode in between (no other thread can open a step meanwhile). The
+// thread starts when the job shows it trains (try_again), never at attach,
+// inside `import torch`, where it took a thread the job's libraries wanted
+// in a pids-limited cgroup (issue #48).
+//
+// What goes into torch's dicts are two small Python functions around our
+// builtins (docs/design.md, "Counting steps"): Dynamo can trace them, and
+// under torch.compile they do nothing.
 #pragma once
 
 #include <semaphore.h>
@@ -50,7 +57,7 @@ class OptimizerHooks {
     std::function<void(std::size_t optimizers)> several_optimizers;
   };
 
-  // Starts trying to register; returns at once. Once per process.
+  // Makes ready to register (at attach); starts no thread. Once per process.
   void start(Callbacks callbacks);
   // Asks for another try now (an outermost step just ended): wakes the
   // registering thread, or starts one if the last gave up. Never blocks.
@@ -65,7 +72,8 @@ class OptimizerHooks {
   // On the registering thread, holding no lock of ours: one try, with the
   // GIL. True once the hooks are in.
   bool try_register();
-  // The registering thread: tries every 250 ms and when woken, for 60 s.
+  // The registering thread: tries at once, then every 250 ms and when
+  // woken, for 60 s.
   void registrar();
 
   Callbacks callbacks_;

@@ -36,6 +36,15 @@ PythonApi load() {
   bind(a.tuple_get_item, "PyTuple_GetItem");
   bind(a.del_item, "PyObject_DelItem");
   bind(a.bool_from_long, "PyBool_FromLong");
+  bind(a.module_get_dict, "PyModule_GetDict");
+  bind(a.long_as_long, "PyLong_AsLong");
+  bind(a.list_insert, "PyList_Insert");
+  bind(a.list_size, "PyList_Size");
+  bind(a.list_get_item, "PyList_GetItem");
+  bind(a.sequence_del_item, "PySequence_DelItem");
+  bind(a.call_object, "PyObject_CallObject");
+  bind(a.eval_get_frame, "PyEval_GetFrame");
+  bind(a.frame_get_back, "PyFrame_GetBack");
   a.none = ::dlsym(RTLD_DEFAULT, "_Py_NoneStruct");
   return a;
 }

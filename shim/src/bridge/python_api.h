@@ -44,6 +44,15 @@ struct PythonApi {
   Obj (*tuple_get_item)(Obj, long) = nullptr;                  // PyTuple_GetItem, borrowed
   int (*del_item)(Obj, Obj) = nullptr;                         // PyObject_DelItem
   Obj (*bool_from_long)(long) = nullptr;                       // PyBool_FromLong
+  Obj (*module_get_dict)(Obj) = nullptr;                       // PyModule_GetDict, borrowed
+  long (*long_as_long)(Obj) = nullptr;                         // PyLong_AsLong
+  int (*list_insert)(Obj, long, Obj) = nullptr;                // PyList_Insert
+  long (*list_size)(Obj) = nullptr;                            // PyList_Size
+  Obj (*list_get_item)(Obj, long) = nullptr;                   // PyList_GetItem, borrowed
+  int (*sequence_del_item)(Obj, long) = nullptr;               // PySequence_DelItem
+  Obj (*call_object)(Obj, Obj) = nullptr;                      // PyObject_CallObject
+  Obj (*eval_get_frame)() = nullptr;                           // PyEval_GetFrame, borrowed
+  Obj (*frame_get_back)(Obj) = nullptr;                        // PyFrame_GetBack, new reference
   Obj none = nullptr;                                          // &_Py_NoneStruct
 
   bool usable() const;

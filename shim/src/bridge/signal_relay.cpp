@@ -377,6 +377,76 @@ void TriggerSignal::handler(int sig, siginfo_t* info, void* context) {
   }
 }
 
+std::atomic<int> ExitSignalGuard::arrivals_{0};
+std::atomic<int> ExitSignalGuard::first_{0};
+std::atomic<bool> ExitSignalGuard::installed_{false};
+struct sigaction ExitSignalGuard::previous_[2];
+char ExitSignalGuard::first_line_[1024];
+std::size_t ExitSignalGuard::first_len_ = 0;
+char ExitSignalGuard::abandon_line_[2048];
+std::size_t ExitSignalGuard::abandon_len_ = 0;
+
+namespace {
+constexpr int kGuarded[2] = {SIGINT, SIGTERM};
+
+void copy_line(const std::string& line, char* to, std::size_t size, std::size_t& len) {
+  len = std::min(line.size(), size);
+  std::memcpy(to, line.data(), len);
+}
+}  // namespace
+
+void ExitSignalGuard::install(const std::string& first_line, const std::string& abandon_line) {
+  if (installed_.load()) return;
+  copy_line(first_line, first_line_, sizeof first_line_, first_len_);
+  copy_line(abandon_line, abandon_line_, sizeof abandon_line_, abandon_len_);
+  arrivals_.store(0);
+  first_.store(0);
+  struct sigaction ours {};
+  ours.sa_sigaction = &ExitSignalGuard::handler;
+  ours.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&ours.sa_mask);
+  for (int sig : kGuarded) sigaddset(&ours.sa_mask, sig);  // one at a time
+  for (int i = 0; i < 2; ++i) {
+    struct sigaction current {};
+    ::sigaction(kGuarded[i], nullptr, &current);
+    previous_[i] = current;
+    // A signal the job ignores stays ignored; one with a handler of its own
+    // (a C handler: Python's are gone by now) keeps it.
+    if (current.sa_handler != SIG_DFL) continue;
+    ::sigaction(kGuarded[i], &ours, nullptr);
+  }
+  installed_.store(true);
+}
+
+void ExitSignalGuard::handler(int sig, siginfo_t*, void*) {
+  const int saved = errno;
+  if (arrivals_.fetch_add(1) == 0) {
+    first_.store(sig);
+    (void)!::write(STDERR_FILENO, first_line_, first_len_);
+  } else {
+    // Abandoned: said, and the job ends of this signal now (its default
+    // action, once this handler returns and unblocks it).
+    (void)!::write(STDERR_FILENO, abandon_line_, abandon_len_);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    ::sigaction(sig, &dfl, nullptr);
+    ::kill(::getpid(), sig);
+  }
+  errno = saved;
+}
+
+void ExitSignalGuard::release_and_deliver() {
+  if (!installed_.exchange(false)) return;
+  for (int i = 0; i < 2; ++i) {
+    struct sigaction current {};
+    if (::sigaction(kGuarded[i], nullptr, &current) == 0 && (current.sa_flags & SA_SIGINFO) &&
+        current.sa_sigaction == &ExitSignalGuard::handler)
+      ::sigaction(kGuarded[i], &previous_[i], nullptr);
+  }
+  if (const int sig = first_.load()) ::kill(::getpid(), sig);
+}
+
 std::string signal_name(int sig) {
   switch (sig) {
     case SIGTERM: return "SIGTERM";

@@ -150,6 +150,38 @@ class TriggerSignal {
   static struct sigaction previous_;
 };
 
+// At exit, while the job waits for a window's files (Capture::at_exit).
+// Python's finalization has put SIGINT (and a SIGTERM handler of the job's)
+// back to the default by then, so a terminal's Ctrl-C killed the process
+// at once and left the files .partial without a word (issue #48). While
+// the guard is in, SIGINT and SIGTERM are recorded: the first is said in
+// one line and delivered once the files are written (or the wait timed
+// out), so the job still ends as the signal would have; a second one says
+// which .partial files are abandoned and ends the job of it at once.
+//
+// Threads and signals: install and release run on the exiting thread; the
+// handler only does async-signal-safe work on what install prepared.
+class ExitSignalGuard {
+ public:
+  // `first_line` is said at the first signal, `abandon_line` at a second.
+  static void install(const std::string& first_line, const std::string& abandon_line);
+  // Puts back the dispositions the guard replaced, then delivers a signal
+  // it recorded (the default action ends the process). Nothing if none.
+  static void release_and_deliver();
+
+ private:
+  static void handler(int sig, siginfo_t* info, void* context);
+  // Process-wide by nature: a signal handler reaches only statics.
+  static std::atomic<int> arrivals_;
+  static std::atomic<int> first_;
+  static std::atomic<bool> installed_;
+  static struct sigaction previous_[2];
+  static char first_line_[1024];
+  static std::size_t first_len_;
+  static char abandon_line_[2048];
+  static std::size_t abandon_len_;
+};
+
 // "SIGTERM", "SIGINT", "SIGUSR1", "SIGUSR2", or "signal N": for log lines
 // and the metadata's reason (signal:SIGTERM).
 std::string signal_name(int sig);

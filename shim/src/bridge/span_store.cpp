@@ -1,5 +1,6 @@
 #include "bridge/span_store.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -76,6 +77,27 @@ const std::string* SpanStore::ThreadBuffer::intern(const char* name, std::uint64
 
 bool SpanStore::add(ThreadBuffer& b, const SpanRecord& span, bool past_cap) {
   std::lock_guard<SpanLock> lock(b.lock);
+  return add_locked(b, span, past_cap);
+}
+
+void SpanStore::open(ThreadBuffer& b, OpenSpan& span) {
+  std::lock_guard<SpanLock> lock(b.lock);
+  b.open.push_back(&span);
+}
+
+bool SpanStore::end(ThreadBuffer& b, OpenSpan& span, const SpanRecord& record, bool past_cap) {
+  std::lock_guard<SpanLock> lock(b.lock);
+  // Ops end innermost first on a thread: searched from the back.
+  for (std::size_t i = b.open.size(); i-- > 0;)
+    if (b.open[i] == &span) {
+      b.open.erase(b.open.begin() + static_cast<std::ptrdiff_t>(i));
+      break;
+    }
+  if (span.closed) return true;
+  return add_locked(b, record, past_cap);
+}
+
+bool SpanStore::add_locked(ThreadBuffer& b, const SpanRecord& span, bool past_cap) {
   auto& chunks = b.spans.chunks;
   // What this span needs beyond its record, charged before anything moves.
   std::uint64_t bytes = 0;
@@ -105,11 +127,34 @@ bool SpanStore::add(ThreadBuffer& b, const SpanRecord& span, bool past_cap) {
   return true;
 }
 
-std::vector<ThreadSpans> SpanStore::take_all() {
+std::vector<ThreadSpans> SpanStore::take_all(std::int64_t edge_ns) {
   std::vector<ThreadSpans> all;
   std::lock_guard<std::mutex> lock(registry_mutex_);
   for (const auto& b : buffers_) {
     std::lock_guard<SpanLock> inner(b->lock);
+    // Ops open across the edge end there (their op still runs, so its name
+    // is alive: its end waits for this lock). One that began after the edge
+    // (another thread's, while the window closed), or whose start time is
+    // not set yet, is kept as a point at its start: the ET recorder, which
+    // stops a moment later, closes it too, and every ET node finds its span.
+    for (OpenSpan* o : b->open) {
+      o->closed = true;
+      if (edge_ns == 0) continue;
+      std::int64_t start = o->start_ns.load(std::memory_order_relaxed);
+      if (start == 0) start = edge_ns;
+      SpanRecord r;
+      r.tid = o->tid;
+      r.start_ns = start;
+      r.end_ns = std::max(edge_ns, start);
+      r.external_id = o->external_id;
+      r.rf_id = o->rf_id;
+      r.sequence_nr = o->sequence_nr;
+      r.fwd_thread_id = o->fwd_thread_id;
+      r.name = o->name;
+      r.category = o->category;
+      add_locked(*b, r, /*past_cap=*/true);
+    }
+    b->open.clear();
     if (!b->spans.chunks.empty()) all.push_back(std::move(b->spans));
     b->spans = {};
   }

@@ -58,6 +58,25 @@ struct SpanRecord : SpanFields {
   HostCategory category = HostCategory::cpu_op;
 };
 
+// A kept span between its op's start and end, as the op-span callback's
+// context holds it (callbacks.cpp): registered with its thread's buffer at
+// the start, so that the window's end, which may come while the op runs (a
+// record_function around the whole iteration, issue #49), closes it at the
+// edge with the spans inside it, instead of losing it.
+struct OpenSpan {
+  const char* name = nullptr;  // torch's, valid while the op runs
+  HostCategory category = HostCategory::cpu_op;
+  std::int64_t tid = 0;
+  std::uint64_t external_id = 0;
+  std::uint64_t rf_id = 0;
+  std::int64_t sequence_nr = -1;
+  std::uint64_t fwd_thread_id = 0;
+  // Set by the starting thread right after registering, outside the lock
+  // (the span's time must not hold our bookkeeping): 0 until then.
+  std::atomic<std::int64_t> start_ns{0};
+  bool closed = false;  // closed at an edge: its end adds nothing (under the buffer's lock)
+};
+
 // One thread's spans, taken out at disarm.
 struct ThreadSpans {
   std::vector<SpanChunk> chunks;
@@ -101,8 +120,16 @@ class SpanStore {
   // that began before the window's cap was reached. Thread-safe.
   bool add(ThreadBuffer& buffer, const SpanRecord& span, bool past_cap = false);
   bool add(const SpanRecord& span) { return add(*local(), span); }
-  // Moves every thread's spans out. Thread-safe.
-  std::vector<ThreadSpans> take_all();
+  // A kept op begins (OpenSpan): registered with `buffer` (its starting
+  // thread's) until end(). Thread-safe.
+  void open(ThreadBuffer& buffer, OpenSpan& span);
+  // Its op ends: unregistered, and `record` added as add() does, unless an
+  // edge closed it meanwhile (then nothing, and true). Thread-safe.
+  bool end(ThreadBuffer& buffer, OpenSpan& span, const SpanRecord& record, bool past_cap = false);
+  // Moves every thread's spans out, with each span still open closed at
+  // `edge_ns` (the window's end) and kept whatever the budget says (its
+  // children are). Thread-safe.
+  std::vector<ThreadSpans> take_all(std::int64_t edge_ns = 0);
   // A thread that recorded ends: its buffer, spans and all, goes to the
   // next thread that records. Called at thread exit. Thread-safe.
   void release(std::shared_ptr<ThreadBuffer> buffer);
@@ -134,7 +161,15 @@ class SpanStore {
     static constexpr std::size_t kCache = 512;
     Cached cache[kCache];
     const std::string* intern(const char* name, std::uint64_t& new_bytes);
+    // The kept spans begun and not ended (nesting depth, a few): each
+    // points into its op's callback context, alive until its end.
+    std::vector<OpenSpan*> open;
   };
+
+ private:
+  bool add_locked(ThreadBuffer& b, const SpanRecord& span, bool past_cap);
+
+ public:
 
  private:
   std::mutex registry_mutex_;

@@ -1,6 +1,7 @@
 #include "bridge/trace_files.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -13,11 +14,14 @@
 #include <memory>
 #include <set>
 #include <system_error>
+#include <tuple>
 #include <unordered_map>
 
 #include "bridge/bridge_log.h"
 #include "chakrashim/collector.h"
+#include "chakrashim/trace_schema.h"
 #include "files/gzip_sink.h"
+#include "files/output_dirs.h"
 #include "files/publish.h"
 #include "writers/json_validate.h"
 #include "writers/step_ranges.h"
@@ -29,7 +33,6 @@ namespace chakrashim::bridge {
 
 namespace {
 
-bool path_exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
 
 // A partial last step in which no op was kept (the job ended, or a signal
 // came, right after a completed step: up to the interpreter's teardown) is
@@ -46,6 +49,30 @@ void drop_empty_partial_step(WindowOutput& o) {
         if (s.start_ns >= step->start_ns && s.start_ns <= step->end_ns) return;
   o.steps.erase(step);
   meta.partial_last_step.reset();
+}
+
+// Steps that hold more than one iteration: a GradScaler runs its update op
+// once per iteration, on the stepping thread, and skips the optimizer step
+// (so the step does not end) where the gradients held inf or nan. Two such
+// ops in one step: two iterations, their work counted as one step (issue
+// #49: ProfilerStep#4 held two forward passes, two zero_grad and one
+// Optimizer.step, and nothing said so).
+void find_merged_steps(WindowOutput& o) {
+  if (o.steps.empty()) return;
+  const std::int64_t tid = o.steps.front().tid;
+  std::vector<std::int64_t> updates;
+  for (const auto& thread : o.spans)
+    for (const auto& chunk : thread.chunks)
+      for (const auto& s : chunk)
+        if (s.tid == tid && s.name && *s.name == schema::kAmpUpdateScaleOp) updates.push_back(s.start_ns);
+  if (updates.size() < 2) return;
+  std::sort(updates.begin(), updates.end());
+  for (const auto& step : o.steps) {
+    const auto first = std::lower_bound(updates.begin(), updates.end(), step.start_ns);
+    const auto last = std::upper_bound(first, updates.end(), step.end_ns);
+    const auto n = static_cast<std::uint64_t>(last - first);
+    if (n >= 2) o.trailer.steps.merged.push_back({step.step, n, std::string(schema::kMergedGradScaler)});
+  }
 }
 
 // The collector's records, cut to the captured steps and joined to the ops
@@ -74,7 +101,7 @@ std::optional<writers::RecordingCost> recording_cost(const WindowOutput& o) {
   constexpr std::size_t kSpansPerThread = 1 << 18;
   writers::RecordingCostMeter meter;
   std::vector<std::int64_t> recorded;
-  for (const auto& s : o.steps) recorded.push_back(s.end_ns - s.start_ns);
+  for (const auto& s : o.steps) recorded.push_back(s.duration_ns > 0 ? s.duration_ns : s.end_ns - s.start_ns);
   // The stepping thread's spans inside the captured steps, counted on the
   // same walk (no steps: none).
   const std::int64_t tid = o.steps.empty() ? 0 : o.steps.front().tid;
@@ -164,8 +191,8 @@ void write_device_trace(WindowOutput& o, std::string& summary, std::vector<std::
     const bool written = w.end(o.trailer);
     return gz ? gz->finish() && written : written;
   };
-  const auto r = files::publish_file(o.layout.device_path, produce, writers::validate_json_file,
-                                     o.overwrite);
+  const auto r = files::publish_file_at(device_folder(o.layout), base_name(o.layout.device_path), produce,
+                                        writers::validate_json_file, o.overwrite);
   if (r.ok) {
     summary += " device trace " + o.layout.device_path;
   } else {
@@ -173,23 +200,38 @@ void write_device_trace(WindowOutput& o, std::string& summary, std::vector<std::
   }
 }
 
+// What the ET says of its window (the ET's top-level "chakrashim" object,
+// issue #49): which chakrashim wrote it, and whether the window has a
+// device trace, so that check tells a lost one (the process died after the
+// ET was written, or it was deleted) from a capture without one.
+nlohmann::json et_metadata(const WindowOutput& o) {
+  nlohmann::json meta;
+  meta["version"] = o.trailer.version;
+  meta["device_trace"] = o.device ? "on" : "off";
+  for (const auto& m : o.trailer.steps.merged)
+    meta["merged"].push_back({{"step", m.step}, {"iterations", m.iterations}, {"why", m.why}});
+  return meta;
+}
+
 // The native recorder's records as torch's ET JSON (et_json_writer.h),
 // published like the device trace: complete and valid, or absent.
 void write_native_et(WindowOutput& o, std::string& summary, std::vector<std::string>& failures) {
   // The claimed, empty .partial makes way for the real one.
-  ::unlink(files::partial_path(o.layout.host_path).c_str());
+  const files::Folder dir = host_folder(o.layout);
+  const std::string name = base_name(o.layout.host_path);
+  ::unlinkat(dir.fd, files::partial_path(name).c_str(), 0);
   const auto streams = o.et_records.streams();
   // The process-group node, if its record missed the window (the watch
   // thread's answer came after a short window): from what is known now.
   o.et_records.header.process_groups = o.header.distributed.pg_config_json.value_or("");
   o.et_records.header.process_groups_tid = o.stepping_rf_tid;
+  o.et_records.header.meta_json = et_metadata(o).dump();
   writers::EtWriteStats stats;
   const auto produce = [&](files::ByteSink& file) {
     o.inputs = {};  // a second try starts over
     return writers::write_et_json(file, o.et_records.header, streams, &stats, o.device ? &o.inputs : nullptr);
   };
-  const auto r = files::publish_file(o.layout.host_path, produce, writers::validate_et_file,
-                                     o.overwrite);
+  const auto r = files::publish_file_at(dir, name, produce, writers::validate_et_file, o.overwrite);
   // The records' pages go back now, not when the output is destroyed.
   o.et_records = {};
   o.inputs.seal();
@@ -206,15 +248,15 @@ void write_native_et(WindowOutput& o, std::string& summary, std::vector<std::str
              " unreadable parts; those threads' later ops are missing from the ET");
 }
 
-// Feeds the file at `path` (our own .partial: never through a symlink)
+// Feeds the file NAME in `dir` (our own .partial: never through a symlink)
 // through `renamer`; false if it could not be read.
-bool filter_file(const std::string& path, writers::TorchEtStepRenamer& renamer) {
+bool filter_file(const files::Folder& dir, const std::string& name, writers::TorchEtStepRenamer& renamer) {
   struct Fd {
     int fd;
     ~Fd() {
       if (fd >= 0) ::close(fd);
     }
-  } file{::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC)};
+  } file{::openat(dir.fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)};
   if (file.fd < 0) return false;
   std::string buffer(1 << 20, '\0');
   for (;;) {
@@ -234,38 +276,41 @@ bool filter_file(const std::string& path, writers::TorchEtStepRenamer& renamer) 
 // trace name them, by one copy of the file; a scan first, since most jobs
 // run no profiler of their own. torch's file moves aside so that the copy is
 // written and published under the usual .partial name.
-files::PublishResult finalize_torch_et(const std::string& final_path, bool overwrite) {
-  const std::string partial = files::partial_path(final_path);
+files::PublishResult finalize_torch_et(const files::Layout& layout, bool overwrite) {
+  const files::Folder dir = host_folder(layout);
+  const std::string name = base_name(layout.host_path);
+  const std::string partial = files::partial_path(name);
   writers::TorchEtStepRenamer scan(nullptr);
-  if (!filter_file(partial, scan) || scan.renamed() == 0)
-    return files::finalize_partial(partial, final_path, writers::validate_et_file, overwrite);
-  const std::string torchs = final_path + ".torch.partial";
-  if (::rename(partial.c_str(), torchs.c_str()) != 0) {
-    log_warn("the job's own ProfilerStep#N records keep torch's name in the ET (cannot move " + partial +
-             " aside: " + std::string(std::strerror(errno)) + ")");
-    return files::finalize_partial(partial, final_path, writers::validate_et_file, overwrite);
+  if (!filter_file(dir, partial, scan) || scan.renamed() == 0)
+    return files::finalize_partial_at(dir, partial, name, writers::validate_et_file, overwrite);
+  const std::string torchs = name + ".torch.partial";
+  if (::renameat(dir.fd, partial.c_str(), dir.fd, torchs.c_str()) != 0) {
+    log_warn("the job's own ProfilerStep#N records keep torch's name in the ET (cannot move " +
+             files::partial_path(layout.host_path) + " aside: " + std::string(std::strerror(errno)) + ")");
+    return files::finalize_partial_at(dir, partial, name, writers::validate_et_file, overwrite);
   }
   const auto produce = [&](files::ByteSink& sink) {
     writers::TorchEtStepRenamer renamer(&sink);
-    return filter_file(torchs, renamer);
+    return filter_file(dir, torchs, renamer);
   };
-  auto r = files::publish_file(final_path, produce, writers::validate_et_file, overwrite);
-  ::unlink(torchs.c_str());
+  auto r = files::publish_file_at(dir, name, produce, writers::validate_et_file, overwrite);
+  ::unlinkat(dir.fd, torchs.c_str(), 0);
   return r;
 }
 
 // Whether this process may take a thread back from SCHED_IDLE (or nice 19)
-// to the job's priority: Linux lets a thread leave SCHED_IDLE only with
-// CAP_SYS_NICE or an RLIMIT_NICE that allows nice 0 (20), and most users
-// have neither (RLIMIT_NICE is 0 by default). Asked once.
-bool can_restore_priority() {
-  static const bool can = [] {
-    rlimit limit{};
-    if (::getrlimit(RLIMIT_NICE, &limit) == 0 &&
-        (limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur >= 20))
-      return true;
-    // CAP_SYS_NICE (23) in the effective set: capget's version-3 layout,
-    // without libcap.
+// to `nice`, the job's: Linux lets a thread leave SCHED_IDLE, or lower its
+// nice value, only with CAP_SYS_NICE or an RLIMIT_NICE that allows that
+// nice (20 - nice), and most users have neither (RLIMIT_NICE is 0 by
+// default).
+bool can_restore_priority(int nice) {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NICE, &limit) == 0 &&
+      (limit.rlim_cur == RLIM_INFINITY || static_cast<long>(limit.rlim_cur) >= 20 - nice))
+    return true;
+  // CAP_SYS_NICE (23) in the effective set: capget's version-3 layout,
+  // without libcap. Asked once.
+  static const bool capable = [] {
     struct {
       std::uint32_t version;
       int pid;
@@ -275,7 +320,7 @@ bool can_restore_priority() {
     } data[2]{};
     return ::syscall(SYS_capget, &header, data) == 0 && (data[0].effective & (1u << 23)) != 0;
   }();
-  return can;
+  return capable;
 }
 
 // The writer thread yields the CPU to every other thread of the machine
@@ -283,34 +328,44 @@ bool can_restore_priority() {
 // the two steps after each window by 6-11 ms): SCHED_IDLE, the lowest
 // policy Linux has; where it is refused (a seccomp profile, say), nice 19
 // for this thread alone. Only where the capture can take it back at exit
-// or on a terminating signal (raise_priority): a writer left at SCHED_IDLE
+// or on a terminating signal (raise_priority) to what it was (the job's
+// policy and nice, which a new thread inherits: issue #48 found it put back
+// to nice 0 in a job started with `nice -n 10`): a writer left at SCHED_IDLE
 // while other work keeps the node busy (the other ranks of the node still
 // training, say) could miss CHAKRA_EXIT_TIMEOUT at exit and leave its files
 // .partial (e2e's README run did, at 20 s, on a loaded 2-core machine).
 // Said at debug level, as the OS reports it back (tests/e2e/test_window_end.py
-// reads it). Returns the thread's id if lowered, else 0.
-pid_t lower_writer_priority() {
+// reads it). Returns whether it lowered, with what to put back in `was`.
+bool lower_writer_priority(WriterPriority& was) {
   const auto tid = static_cast<pid_t>(::syscall(SYS_gettid));
-  if (!can_restore_priority()) {
+  errno = 0;
+  was.tid = tid;
+  was.policy = ::sched_getscheduler(0);
+  was.nice = ::getpriority(PRIO_PROCESS, static_cast<id_t>(tid));
+  if (was.policy < 0 || (was.nice == -1 && errno != 0)) {
+    log_debug("the trace writer runs at the job's priority: its own could not be read");
+    return false;
+  }
+  if (!can_restore_priority(was.nice)) {
     log_debug("the trace writer runs at the job's priority: this process could not take it back "
-              "from a lower one at exit (no CAP_SYS_NICE, RLIMIT_NICE below 20)");
-    return 0;
+              "from a lower one at exit (no CAP_SYS_NICE, RLIMIT_NICE below the job's nice)");
+    return false;
   }
   sched_param param{};
   param.sched_priority = 0;
   if (::sched_setscheduler(0, SCHED_IDLE, &param) == 0 && ::sched_getscheduler(0) == SCHED_IDLE) {
     log_debug("the trace writer runs at SCHED_IDLE");
-    return tid;
+    return true;
   }
   // On Linux a thread's nice value is its own (setpriority on its tid).
   errno = 0;
   if (::setpriority(PRIO_PROCESS, static_cast<id_t>(tid), 19) == 0 &&
       ::getpriority(PRIO_PROCESS, static_cast<id_t>(tid)) == 19 && errno == 0) {
     log_debug("the trace writer runs at nice 19");
-    return tid;
+    return true;
   }
   log_debug("the trace writer runs at the job's priority: the OS refused SCHED_IDLE and nice 19");
-  return 0;
+  return false;
 }
 
 }  // namespace
@@ -328,74 +383,6 @@ void set_distributed_info(WindowOutput& out, const std::string& json) {
   out.trailer.world_size = d.world_size;
 }
 
-std::optional<files::Layout> choose_folders(const chakrashim_capture_config& c,
-                                            std::string& error) {
-  files::LayoutRequest request;
-  request.root = c.trace_dir;
-  request.job_id = c.job_id;
-  request.rank = c.rank;
-  request.restart_count = c.restart_count;
-  request.gzip = c.gzip != 0;
-  request.overwrite = c.overwrite != 0;
-  auto layout = files::choose_layout(request, path_exists);
-  if (!layout) error = "no free output folder index under " + request.root;
-  return layout;
-}
-
-bool make_folders(const files::Layout& layout, bool host, bool device, std::string& error) {
-  for (const auto& [wanted, dir] : {std::pair{host, &layout.host_dir}, std::pair{device, &layout.device_dir}}) {
-    if (!wanted) continue;
-    auto made = files::make_dirs(*dir);
-    if (!made.ok) {
-      error = made.error;
-      return false;
-    }
-  }
-  return true;
-}
-
-std::optional<files::Layout> prepare_folders(const chakrashim_capture_config& c, bool host,
-                                             bool device, std::string& error) {
-  auto layout = choose_folders(c, error);
-  if (layout && !make_folders(*layout, host, device, error)) return std::nullopt;
-  return layout;
-}
-
-bool claim_outputs(const files::Layout& layout, bool host, bool device, bool overwrite,
-                   std::string& error) {
-  const auto claim = [&](const std::string& path) {
-    const std::string partial = files::partial_path(path);
-    if (overwrite) ::unlink(partial.c_str());
-    auto claimed = files::claim_partial(partial);
-    if (!claimed.ok) error = claimed.error;
-    return claimed.ok;
-  };
-  if (host && !claim(layout.host_path)) return false;
-  if (device && !claim(layout.device_path)) {
-    if (host) ::unlink(files::partial_path(layout.host_path).c_str());
-    return false;
-  }
-  return true;
-}
-
-std::optional<files::Layout> prepare_outputs(const chakrashim_capture_config& c, bool host,
-                                             bool device, std::string& error) {
-  auto layout = prepare_folders(c, host, device, error);
-  if (!layout || !claim_outputs(*layout, host, device, c.overwrite != 0, error)) return std::nullopt;
-  return layout;
-}
-
-void discard_outputs(const files::Layout& layout, bool host, bool device) {
-  if (host) {
-    ::unlink(files::partial_path(layout.host_path).c_str());
-    ::rmdir(layout.host_dir.c_str());  // fails, harmlessly, unless empty
-  }
-  if (device) {
-    ::unlink(files::partial_path(layout.device_path).c_str());
-    ::rmdir(layout.device_dir.c_str());
-  }
-}
-
 void write_window(WindowOutput& o) {
   if (o.await_distributed) {
     if (const auto json = o.await_distributed()) set_distributed_info(o, *json);
@@ -405,6 +392,7 @@ void write_window(WindowOutput& o) {
   std::string summary;
   std::vector<std::string> failures;
   drop_empty_partial_step(o);
+  find_merged_steps(o);
   const auto& steps = o.trailer.steps;
   if (o.steps.empty()) {
     // Not one step, whole or partial, holds an op (the window opened as the
@@ -421,7 +409,7 @@ void write_window(WindowOutput& o) {
   if (o.host && o.et_native) {
     write_native_et(o, summary, failures);
   } else if (o.host) {
-    const auto r = finalize_torch_et(o.layout.host_path, o.overwrite);
+    const auto r = finalize_torch_et(o.layout, o.overwrite);
     if (r.ok) {
       summary += " ET " + o.layout.host_path;
     } else {
@@ -433,7 +421,7 @@ void write_window(WindowOutput& o) {
     for (const auto& chunk : thread.chunks) ops += chunk.size();
   if (o.device) {
     // The claimed, empty .partial makes way for the real one.
-    ::unlink(files::partial_path(o.layout.device_path).c_str());
+    ::unlinkat(device_folder(o.layout).fd, files::partial_path(base_name(o.layout.device_path)).c_str(), 0);
     finish_device_capture(o);
     write_device_trace(o, summary, failures);
   }
@@ -450,6 +438,9 @@ void write_window(WindowOutput& o) {
       line += ", host ops only: CUPTI " + cupti;
     }
   }
+  for (const auto& m : steps.merged)
+    line += ", step " + std::to_string(m.step) + " holds " + std::to_string(m.iterations) +
+            " iterations (a GradScaler skipped optimizer steps)";
   if (steps.cut_short) line += ", window cut short: " + steps.reason;
   line += ")";
   if (failures.empty()) {
@@ -485,11 +476,23 @@ void TraceWriterThread::start(WindowOutput output) {
   // Shared with the thread: if no thread can be had, the output is still
   // here to be written on this thread.
   auto shared = std::make_shared<WindowOutput>(std::move(output));
+  Pending pending;
+  {
+    std::vector<std::uint64_t> steps;
+    for (const auto& st : shared->steps) steps.push_back(st.step);
+    pending.steps = writers::step_ranges(std::move(steps));
+    for (const auto& thread : shared->spans)
+      for (const auto& chunk : thread.chunks) pending.ops += chunk.size();
+    pending.memory_bytes = shared->memory_bytes;
+    if (shared->host) pending.partials.push_back(files::partial_path(shared->layout.host_path));
+    if (shared->device) pending.partials.push_back(files::partial_path(shared->layout.device_path));
+  }
   std::uint64_t ticket = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     ++running_;
     ticket = next_ticket_++;
+    pending_.emplace_back(ticket, std::move(pending));
   }
   // One window after the other, in order (their summary lines too): a
   // window may end while the last one's writer, at the lowest priority,
@@ -501,16 +504,24 @@ void TraceWriterThread::start(WindowOutput output) {
       done_cv_.wait(lock, [&] { return written_ >= ticket; });
     }
     if (lower_priority && !full_speed_.load()) {
-      lowered_tid_.store(lower_writer_priority());
+      WriterPriority was;
+      if (lower_writer_priority(was)) {
+        std::lock_guard<std::mutex> lock(priority_mutex_);
+        lowered_ = was;
+      }
       // The job may have begun to end meanwhile: its raise may have come
       // before this thread was lowered.
       if (full_speed_.load()) raise_priority();
     }
     write_and_log(*shared);
+    {
+      std::lock_guard<std::mutex> lock(priority_mutex_);
+      lowered_.tid = 0;
+    }
     std::lock_guard<std::mutex> lock(mutex_);
-    lowered_tid_.store(0);
     --running_;
     ++written_;
+    std::erase_if(pending_, [&](const auto& p) { return p.first == ticket; });
     done_cv_.notify_all();
   };
   // The lowest priority only while the job trains on after the window: at
@@ -541,19 +552,35 @@ void TraceWriterThread::start(WindowOutput output) {
 
 void TraceWriterThread::raise_priority() {
   full_speed_.store(true);
-  const pid_t tid = lowered_tid_.load();
-  if (tid == 0) return;
-  // Back to the job's own policy and nice (can_restore_priority said the
-  // OS allows it); a thread that ended meanwhile makes these fail, harmlessly.
+  // Held across the calls: the thread cannot end its window (and another
+  // take the tid) meanwhile.
+  std::lock_guard<std::mutex> lock(priority_mutex_);
+  const WriterPriority was = lowered_;
+  if (was.tid == 0) return;
+  // Back to the policy and nice it had, the job's (can_restore_priority said
+  // the OS allows it).
   sched_param param{};
   param.sched_priority = 0;
-  ::sched_setscheduler(tid, SCHED_OTHER, &param);
-  ::setpriority(PRIO_PROCESS, static_cast<id_t>(tid), 0);
+  ::sched_setscheduler(was.tid, was.policy == SCHED_IDLE ? SCHED_OTHER : was.policy, &param);
+  ::setpriority(PRIO_PROCESS, static_cast<id_t>(was.tid), was.nice);
+  errno = 0;
+  const int nice = ::getpriority(PRIO_PROCESS, static_cast<id_t>(was.tid));
+  const int policy = ::sched_getscheduler(was.tid);
+  log_debug("the trace writer is back at " + std::string(policy == SCHED_OTHER ? "SCHED_OTHER" : "policy " + std::to_string(policy)) +
+            ", nice " + std::to_string(nice) + " (the job's: nice " + std::to_string(was.nice) + ")");
+  lowered_.tid = 0;
 }
 
-bool TraceWriterThread::wait(std::uint64_t seconds) {
+bool TraceWriterThread::wait(std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mutex_);
-  return done_cv_.wait_for(lock, std::chrono::seconds(seconds), [&] { return running_ == 0; });
+  return done_cv_.wait_for(lock, timeout, [&] { return running_ == 0; });
+}
+
+std::vector<TraceWriterThread::Pending> TraceWriterThread::pending() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<Pending> out;
+  for (const auto& [ticket, p] : pending_) out.push_back(p);
+  return out;
 }
 
 }  // namespace chakrashim::bridge

@@ -7,18 +7,21 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "chakrashim/bridge_abi.h"
 #include "bridge/et_recorder.h"
 #include "bridge/span_store.h"
 #include "chakrashim/events.h"
+#include "bridge/window_folders.h"
 #include "files/output_paths.h"
 #include "writers/kineto_trace_writer.h"
 
@@ -36,6 +39,7 @@ struct WindowOutput {
   bool device = false;  // a device trace is to be written
   bool overwrite = false;
   bool gzip = false;  // the device trace as rank-R.json.gz
+  std::uint64_t memory_bytes = 0;  // what the window's records held (the budget's count)
   std::vector<ThreadSpans> spans;
   std::vector<StepSpan> steps;
   // The last steps before the window, which ran unrecorded (durations).
@@ -59,30 +63,12 @@ struct WindowOutput {
 // distributedInfo and the metadata's world size.
 void set_distributed_info(WindowOutput& output, const std::string& json);
 
-// Picks the folder index, creates the folders and claims the .partial names
-// (O_EXCL), proving the folders writable before torch opens anything.
-// Returns the layout, or nullopt with one line in `error`.
-std::optional<files::Layout> prepare_outputs(const chakrashim_capture_config& config,
-                                             bool host, bool device, std::string& error);
-
-// prepare_outputs in three parts: the folder index, chosen at the step
-// before the window (stat calls only, issue #34); then, at arm, the folders
-// and the claimed names, so that folders are made when a rank first arms,
-// never earlier (a job that dies in the step before its window, of a
-// SIGTERM say, leaves nothing behind).
-std::optional<files::Layout> choose_folders(const chakrashim_capture_config& config,
-                                            std::string& error);
-bool make_folders(const files::Layout& layout, bool host, bool device, std::string& error);
-// choose_folders, then make_folders.
-std::optional<files::Layout> prepare_folders(const chakrashim_capture_config& config, bool host,
-                                             bool device, std::string& error);
-bool claim_outputs(const files::Layout& layout, bool host, bool device, bool overwrite,
-                   std::string& error);
-
-// Removes what prepare_outputs created, for a window that keeps nothing
-// (START=0 in a process that never completed a step). Folders are removed
-// only if empty.
-void discard_outputs(const files::Layout& layout, bool host, bool device);
+// A writer thread's scheduling before it lowered it (trace_files.cpp).
+struct WriterPriority {
+  pid_t tid = 0;  // 0: none lowered
+  int policy = 0;
+  int nice = 0;
+};
 
 // The background writer: a thread per window. With repeated or triggered
 // windows (docs/on-demand.md) one window's files may still be being written
@@ -91,8 +77,18 @@ class TraceWriterThread {
  public:
   ~TraceWriterThread();
   void start(WindowOutput output);
-  // Waits until the files are written or `seconds` passed; false on timeout.
-  bool wait(std::uint64_t seconds);
+  // Waits until the files are written or `timeout` passed; false on timeout.
+  bool wait(std::chrono::milliseconds timeout);
+  bool wait(std::uint64_t seconds) { return wait(std::chrono::milliseconds(seconds * 1000)); }
+  // The windows handed over and not written yet: what a person waiting at
+  // exit is told.
+  struct Pending {
+    std::string steps;  // "3-5"
+    std::size_t ops = 0;
+    std::uint64_t memory_bytes = 0;
+    std::vector<std::string> partials;  // the .partial files being written
+  };
+  std::vector<Pending> pending();
   // The job is ending (exit, a terminating signal): a writer that lowered
   // its priority while the job trained on gets the job's back, and later
   // windows keep it; nothing of the job's competes any more.
@@ -104,9 +100,12 @@ class TraceWriterThread {
   int running_ = 0;  // windows being written
   std::uint64_t next_ticket_ = 0;  // windows handed over, in order
   std::uint64_t written_ = 0;      // windows done, in order
+  std::vector<std::pair<std::uint64_t, Pending>> pending_;  // by ticket
   std::thread thread_;
-  // The thread running at the lowest priority now, 0 if none.
-  std::atomic<pid_t> lowered_tid_{0};
+  // The thread running at the lowest priority now (tid 0 if none), and
+  // what to put back.
+  std::mutex priority_mutex_;
+  WriterPriority lowered_;
   std::atomic<bool> full_speed_{false};
 };
 

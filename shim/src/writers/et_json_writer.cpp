@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chakrashim/trace_schema.h"
+#include "writers/et_json_text.h"
 #include "writers/et_records.h"
 #include "writers/et_stream_cursor.h"
 #include "json/json_emitter.h"
@@ -28,53 +29,6 @@ constexpr std::string_view kProcessGroupsNode = "## process_group:init ##";
 // Nesting deeper than this in one value is not something torch passes to an
 // op; a corrupt record that claims it stops the stream instead of recursing.
 constexpr int kMaxValueDepth = 64;
-
-void append_uint(std::string& out, std::uint64_t v) {
-  char buf[24];
-  const int n = std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(v));
-  out.append(buf, static_cast<std::size_t>(n));
-}
-
-void append_int(std::string& out, std::int64_t v) {
-  char buf[24];
-  const int n = std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
-  out.append(buf, static_cast<std::size_t>(n));
-}
-
-// torch: std::to_string(double), i.e. "%f"; inf and nan quoted.
-void append_double(std::string& out, double v) {
-  char buf[512];
-  const int n = std::snprintf(buf, sizeof buf, "%f", v);
-  const bool quote = std::isinf(v) || std::isnan(v);
-  if (quote) out += '"';
-  out.append(buf, static_cast<std::size_t>(n > 0 && n < static_cast<int>(sizeof buf) ? n : 0));
-  if (quote) out += '"';
-}
-
-// One value's four texts, as torch's convertIValue returns them.
-struct ValueText {
-  std::string shape, stride, type, value;
-};
-
-// The four arrays of a node's inputs or outputs.
-struct ValueArrays {
-  std::vector<std::string> shapes, strides, types, values;
-};
-
-void append_array(std::string& out, const std::vector<std::string>& items) {
-  out += '[';
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i) out += ',';
-    out += items[i];
-  }
-  out += ']';
-}
-
-std::string array_text(const std::vector<std::string>& items) {
-  std::string out;
-  append_array(out, items);
-  return out;
-}
 
 class Replay {
  public:
@@ -103,8 +57,33 @@ class Replay {
     return false;
   }
 
+  // Closes every op open now (an edge, EtHeader::edges): innermost first on
+  // each thread, each written as its end would be, with no outputs. Ops
+  // whose start logged no inputs are on no stack: they are forgotten, as
+  // their end would write nothing either.
+  void close_open() {
+    static const ValueArrays kNone;
+    for (auto& [tid, stack] : stacks_) {
+      while (stack.size() > 1) {
+        const std::uint64_t op = stack.back();
+        stack.pop_back();
+        const auto h = handle_of_op_.find(op);
+        if (h == handle_of_op_.end()) continue;
+        const auto it = pending_.find(h->second);
+        handle_of_op_.erase(h);
+        if (it == pending_.end()) continue;
+        write_node(it->second, h->second, tid, kNone, {});
+        closed_.push_back(op);
+        ++stats_.unfinished;
+        pending_.erase(it);
+      }
+    }
+    for (const auto& [handle, p] : pending_) (void)p, handle_of_op_.erase(p.op_id);
+    pending_.clear();
+  }
+
   bool finish(const EtHeader& h) {
-    stats_.unfinished += pending_.size();
+    close_open();
     if (!process_groups_written_ && !h.process_groups.empty()) {
       add_process_groups(h.process_groups, h.process_groups_tid);
       stats_.process_groups_added = true;
@@ -117,6 +96,14 @@ class Replay {
     node(root, false);
     out_ += "\n  ],\n  \"finish_ts\": ";
     append_int(out_, h.finish_ts);
+    if (!h.meta_json.empty()) {
+      auto meta = nlohmann::json::parse(h.meta_json, nullptr, false);
+      if (meta.is_object()) {
+        if (!closed_.empty()) meta["closed_at_edge"] = closed_;
+        out_ += ",\n  \"chakrashim\": ";
+        out_ += meta.dump();
+      }
+    }
     out_ += "\n}";
     flush();
     return sink_.ok();
@@ -395,6 +382,7 @@ class Replay {
         if (fw != stacks_.end() && !fw->second.empty()) p.fw_parent = fw->second.back();
       }
       stack.push_back(p.op_id);
+      handle_of_op_[p.op_id] = handle;
     }
     pending_[handle] = std::move(p);
     return true;
@@ -412,6 +400,7 @@ class Replay {
     if (it == pending_.end()) return true;
     Pending p = std::move(it->second);
     pending_.erase(it);
+    handle_of_op_.erase(p.op_id);
     if (!(flags & et::kOutputsLogged)) return true;
     ValueArrays outputs;
     if (!values(c, outputs)) return false;
@@ -419,6 +408,12 @@ class Replay {
     if (flags & et::kCommAttrs && !comm_attrs(c, extra)) return false;
     auto& stack = stacks_[tid];
     if (!stack.empty()) stack.pop_back();
+    write_node(p, handle, tid, outputs, extra);
+    return true;
+  }
+
+  void write_node(const Pending& p, std::uint64_t handle, std::uint64_t tid, const ValueArrays& outputs,
+                  std::string_view extra) {
     NodeFields n;
     n.name = p.name;
     n.id = p.op_id;
@@ -439,7 +434,6 @@ class Replay {
     ++stats_.nodes;
     if (n.name == kProcessGroupsNode) process_groups_written_ = true;
     if (inputs_ && !p.inputs.types.empty()) inputs_->add(handle, kineto_inputs(p.inputs.shapes, p.inputs.types));
-    return true;
   }
 
   // torch's getCommsNodeAttrs: ", " then each attr, comma-separated.
@@ -533,6 +527,8 @@ class Replay {
   std::unordered_map<std::uint64_t, std::uint64_t> object_ids_;
   std::map<std::uint64_t, std::vector<std::uint64_t>> stacks_;
   std::unordered_map<std::uint64_t, Pending> pending_;
+  std::unordered_map<std::uint64_t, std::uint64_t> handle_of_op_;  // op id -> rf handle, ops on a stack
+  std::vector<std::uint64_t> closed_;  // node ids closed at an edge
   bool process_groups_written_ = false;
 };
 
@@ -558,10 +554,13 @@ bool write_et_json(files::ByteSink& sink, const EtHeader& header,
   };
   std::priority_queue<std::size_t, std::vector<std::size_t>, decltype(later)> heap(later);
   for (std::size_t i = 0; i < cursors.size(); ++i) heap.push(i);
+  std::size_t edge = 0;
   while (!heap.empty()) {
     const std::size_t i = heap.top();
     heap.pop();
     StreamCursor& sc = cursors[i];
+    // Recording stopped before this record: what was open then is closed.
+    for (; edge < header.edges.size() && header.edges[edge] < sc.seq; ++edge) replay.close_open();
     et::Cursor c(sc.record + 4, sc.size - 4);
     if (!replay.record(c, *sc.stream->strings)) {
       // Unreadable: this thread's remaining records are dropped (their ids

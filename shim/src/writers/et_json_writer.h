@@ -42,11 +42,26 @@ struct EtHeader {
   // reads it by name). Empty: nothing is added.
   std::string process_groups;
   std::uint64_t process_groups_tid = 0;
+  // Where recording stopped (the recorder's sequence number then, one per
+  // stop: the window's end, a cut, a warm-up's start): every op still open
+  // there is closed there, its node written with no outputs, as a span
+  // that straddles the window's edge is closed at the edge (issue #49: a
+  // record_function around the whole iteration lost its last node, and its
+  // children named a parent that was not in the file). Its end, if it
+  // comes after, is ignored.
+  std::vector<std::uint64_t> edges;
+  // chakrashim's metadata, a JSON object's text ("{...}"), written as the
+  // document's last key, "chakrashim", after finish_ts (Chakra's tools and
+  // HTA read the keys they know by name; issue #49): whether the window
+  // has a device trace, the run it belongs to. The writer adds
+  // "closed_at_edge", the ids of the nodes it closed at an edge. Empty:
+  // no such key.
+  std::string meta_json;
 };
 
 struct EtWriteStats {
   std::uint64_t nodes = 0;       // op nodes written (thread and root nodes not counted)
-  std::uint64_t unfinished = 0;  // started, never ended in the window: not written, as torch
+  std::uint64_t unfinished = 0;  // started, never ended: closed at an edge (EtHeader::edges)
   std::uint64_t corrupt = 0;     // records that could not be read (a stream stops there)
   bool process_groups_added = false;  // written from EtHeader::process_groups
 };

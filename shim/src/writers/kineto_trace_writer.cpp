@@ -226,6 +226,17 @@ bool KinetoTraceWriter::end(const TraceTrailer& t) {
   if (t.steps.partial_last_step) json_.value(*t.steps.partial_last_step);
   else json_.null();
   json_.key(s::kMetaReason).value(t.steps.reason);
+  if (!t.steps.merged.empty()) {
+    json_.key(s::kMetaMerged).begin_array();
+    for (const auto& m : t.steps.merged) {
+      json_.begin_object();
+      json_.key(s::kMetaMergedStep).value(m.step);
+      json_.key(s::kMetaMergedIterations).value(m.iterations);
+      json_.key(s::kMetaMergedWhy).value(m.why);
+      json_.end_object();
+    }
+    json_.end_array();
+  }
   json_.end_object();
   json_.key(s::kMetaRanks).begin_object();
   json_.key(s::kMetaFilter);

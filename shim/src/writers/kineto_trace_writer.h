@@ -41,12 +41,22 @@ struct TraceHeader {
   std::vector<std::string> device_properties_json;  // one JSON object per device
 };
 
+// A step that holds more than one iteration of the job's loop: a GradScaler
+// skipped the optimizer step of all but the last (inf or nan gradients), so
+// their work counts as one step (issue #49).
+struct MergedStep {
+  std::uint64_t step = 0;
+  std::uint64_t iterations = 0;
+  std::string why;  // schema::kMergedGradScaler
+};
+
 struct StepsMeta {
   std::uint64_t start = 0, end = 0, warmup = 0, active = 1;
   std::vector<std::uint64_t> captured;
   bool cut_short = false;
   std::optional<std::uint64_t> partial_last_step;
   std::string reason = "end_step";  // end_step, exit, signal:SIGTERM, memory_cap, ...
+  std::vector<MergedStep> merged;
 };
 
 struct TraceTrailer {

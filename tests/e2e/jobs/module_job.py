@@ -4,7 +4,8 @@ forward hooks torch holds ("hooks S N"), and each step's loss ("loss S V"),
 so that a test can see when CHAKRA_MODULE_SCOPES' hooks are in and that the
 numbers did not change.
 
-  python module_job.py STEPS [--thread] [--raise-at S] [--fork-at S] [--compile] [--wait-for-hooks]
+  python module_job.py STEPS [--thread] [--raise-at S] [--fork-at S] [--compile]
+                       [--compile-at S [--fullgraph]] [--unhashable] [--ticks] [--wait-for-hooks]
 
 --thread     another thread runs an Aux module's forward all along; each
              step waits until two of its calls ended in that step
@@ -14,10 +15,24 @@ numbers did not change.
              model's forward three times, prints "child S HOOKS LOSS" and
              ends with os._exit(0); the parent prints "child exit CODE"
 --compile    the model runs through torch.compile(backend="eager")
---wait-for-hooks  before training, wait (at most 60 s) until some global
-             optimizer step hook is in: under the shim, chakrashim's, which
-             it installs from a thread of its own a moment after torch's
-             import; module scopes need them from the window's first step
+--compile-at S  from step S on, the model's encoder runs through
+             torch.compile(backend="eager"), compiled then for the first
+             time (with --fullgraph, fullgraph=True)
+--unhashable each forward also calls a module of a class that defines
+             __eq__ and sets __hash__ = None (as a dataclass does), kept
+             outside the model's tree (nn.Module's own named_modules()
+             hashes every module of a tree), at the root and inside Net
+--ticks      a SIGALRM handler raises Tick every 3 ms, but only while this
+             file's own code or chakrashim's Python runs (never inside
+             torch's or the standard library's); the loop catches each and
+             goes on until STEPS optimizer steps completed, then prints
+             "raised R caught C ours O" (R must equal C; O of them were
+             raised in chakrashim's Python)
+--wait-for-hooks  before training, call the optimizer's zero_grad() and
+             wait (at most 60 s) until some global optimizer step hook is
+             in: under the shim, chakrashim's, which it installs from a
+             thread of its own once the job shows it trains (an optimizer
+             record); module scopes need them from the window's first step
 """
 import argparse
 import os
@@ -57,12 +72,31 @@ class Net(torch.nn.Module):
 
     def forward(self, x, fail=False):
         h = self.encoder(x)
+        # Called, not registered (see --unhashable).
+        for m in self.__dict__.get("unhashable", ()):
+            h = m(h)
         if fail:
             try:
                 self.fails(h)
             except ValueError:
                 pass
         return self.head(h)
+
+
+class Unhashable(torch.nn.Module):
+    """A module that cannot be a dict key (dataclass-style equality)."""
+
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+
+    def __eq__(self, other):
+        return isinstance(other, Unhashable) and other.scale == self.scale
+
+    __hash__ = None
+
+    def forward(self, x):
+        return x * self.scale
 
 
 class Aux(torch.nn.Module):
@@ -81,19 +115,29 @@ def main():
     ap.add_argument("--raise-at", type=int, default=-1)
     ap.add_argument("--fork-at", type=int, default=-1)
     ap.add_argument("--compile", action="store_true")
+    ap.add_argument("--compile-at", type=int, default=-1)
+    ap.add_argument("--fullgraph", action="store_true")
+    ap.add_argument("--unhashable", action="store_true")
+    ap.add_argument("--ticks", action="store_true")
     ap.add_argument("--wait-for-hooks", action="store_true")
     args = ap.parse_args()
-    if args.wait_for_hooks:
-        import torch.optim.optimizer as optimizer_impl
-        deadline = time.monotonic() + 60
-        while not optimizer_impl._global_optimizer_post_hooks and time.monotonic() < deadline:
-            time.sleep(0.05)
     torch.manual_seed(0)
     torch.set_num_threads(1)
     model = Net()
     run = torch.compile(model, backend="eager") if args.compile else model
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    if args.wait_for_hooks:
+        import torch.optim.optimizer as optimizer_impl
+        opt.zero_grad()
+        deadline = time.monotonic() + 60
+        while not optimizer_impl._global_optimizer_post_hooks and time.monotonic() < deadline:
+            time.sleep(0.05)
     x, y = torch.randn(8, 16), torch.randn(8, 4)
+    root_unhashable = Unhashable(1.0)
+    if args.unhashable:
+        model.__dict__["unhashable"] = [Unhashable(0.5)]
+    if args.ticks:
+        return train_with_ticks(model, opt, x, y, args.steps)
 
     stop = threading.Event()
     calls = [0]  # the other thread's finished Aux calls
@@ -120,8 +164,11 @@ def main():
                 print(f"child {step} {held} {torch.nn.functional.mse_loss(out, y).item():.8f}", flush=True)
                 os._exit(0)
             print(f"child exit {os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])}", flush=True)
+        if step == args.compile_at:
+            model.encoder = torch.compile(model.encoder, backend="eager", fullgraph=args.fullgraph)
         begun = calls[0]
-        loss = torch.nn.functional.mse_loss(run(x, fail=step == args.raise_at), y)
+        inputs = root_unhashable(x) if args.unhashable else x
+        loss = torch.nn.functional.mse_loss(run(inputs, fail=step == args.raise_at), y)
         opt.zero_grad()
         loss.backward()
         # Two Aux calls finished in this step: the second began and ended
@@ -134,6 +181,55 @@ def main():
     if args.thread:
         stop.set()
         t.join()
+
+
+class Tick(Exception):
+    pass
+
+
+def train_with_ticks(model, opt, x, y, steps):
+    import signal
+
+    raised = in_ours = 0
+    ours = ("<chakrashim",)
+
+    def on_alarm(sig, frame):
+        nonlocal raised, in_ours
+        # Where an exception is safe to take: this file's code (not this
+        # handler, nor the loop's own frame, between its try blocks) or
+        # chakrashim's Python; never torch's or the standard library's.
+        if frame is None or frame.f_code in (on_alarm.__code__, loop_code):
+            return
+        name = frame.f_code.co_filename
+        if name != __file__ and not name.startswith(ours):
+            return
+        raised += 1
+        in_ours += name.startswith(ours)
+        raise Tick()
+
+    def one_step():
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+    def loop():
+        caught = done = 0
+        while done < steps:
+            try:
+                one_step()
+                done += 1
+            except Tick:
+                caught += 1
+        return caught
+
+    loop_code = loop.__code__
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, 0.003, 0.003)
+    caught = loop()
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, signal.SIG_IGN)
+    print(f"raised {raised} caught {caught} ours {in_ours}", flush=True)
 
 
 if __name__ == "__main__":

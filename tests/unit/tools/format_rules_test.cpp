@@ -23,12 +23,13 @@ TEST(FormatRules, EveryEntrySitsAtItsOwnIndexWithAFix) {
   EXPECT_EQ(rule_by_name("no.such"), std::nullopt);
 }
 
-TEST(FormatRules, WarningsAreExactlyTraceFormatsSix) {
+TEST(FormatRules, WarningsAreExactlyTraceFormatsEight) {
   std::set<std::string_view> warnings;
   for (const auto& r : kRules)
     if (r.severity == Severity::warning) warnings.insert(r.name);
   EXPECT_EQ(warnings, (std::set<std::string_view>{"link.host_only", "et.schema", "ranks.filtered",
-                                                  "steps.partial_last", "device.dropped", "device.truncated"}));
+                                                  "steps.partial_last", "device.dropped", "device.truncated",
+                                                  "et.parent_missing", "steps.merged"}));
 }
 
 TEST(FormatRules, TraceFormatsErrorsAreErrors) {
