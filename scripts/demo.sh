@@ -39,4 +39,5 @@ find "$out" -type f | sort | sed 's/^/[demo]   /'
 echo
 "$prefix/bin/chakrashim" check "$out" || true
 echo
+"$prefix/bin/chakrashim" report "$out"
 "$prefix/bin/chakrashim" report "$out" --html "$out/report.html"

@@ -10,6 +10,7 @@
 #include "common/options.h"
 #include "config/env_snapshot.h"
 #include "files/output_dirs.h"
+#include "files/run_marker.h"
 #include "files/output_paths.h"
 #include "config/identity.h"
 
@@ -57,9 +58,13 @@ void print_effective(const cfg::Config& c, const target::Identity& id, const std
                                      (c.trigger_signal == SIGUSR1 ? "USR1" : "USR2")).c_str() : "",
                  num(c.warmup_steps).c_str());
   } else {
-    std::fprintf(stderr, "%sprofile on; steps %s-%s, warmup %s, active %s%s\n", p.c_str(),
-                 num(c.start_step).c_str(), num(c.end_step).c_str(), num(c.warmup_steps).c_str(),
-                 num(c.active_steps).c_str(),
+    // Without warm-up every step of the window is kept, whatever the
+    // cycle's length: "active 1" read as one step kept (issue #49).
+    const std::string cycles = c.warmup_steps == 0 ? std::string("every step kept")
+                                                   : "cycles of " + num(c.warmup_steps) + " warm-up and " +
+                                                         num(c.active_steps) + " kept";
+    std::fprintf(stderr, "%sprofile on; steps %s-%s, %s%s\n", p.c_str(), num(c.start_step).c_str(),
+                 num(c.end_step).c_str(), cycles.c_str(),
                  c.repeat_every ? (", repeated every " + num(c.repeat_every) + " steps" +
                                    (c.repeat_until ? " until step " + num(*c.repeat_until) : "") +
                                    " (each window in step-S/)").c_str() : "");
@@ -89,18 +94,36 @@ void print_effective(const cfg::Config& c, const target::Identity& id, const std
   request.restart_count = id.restart_count;
   request.gzip = c.gzip;
   request.overwrite = c.overwrite;
+  // The run's id as the library will have it; a lone process names itself
+  // by its own pid there, which this process cannot know: any id that no
+  // folder holds chooses as it will (another run's folders are passed by).
+  request.run_id = id.run_id.empty() && (!id.world_size || *id.world_size <= 1) ? "pid:?" : id.run_id;
   const auto layout = files::choose_layout(
       request,
       [](const std::string& path) {
         std::error_code ec;
         return std::filesystem::exists(std::filesystem::symlink_status(path, ec));
       },
-      files::output_dir_refusal);
+      files::output_dir_refusal,
+      [&](const std::string& dir) { return files::other_runs_folder(files::read_folder_run(dir), request.run_id); });
   if (layout) {
     const auto name = [](const std::string& dir) { return std::filesystem::path(dir).filename().string(); };
-    std::fprintf(stderr, "%straces to %s/%s and %s%s (host trace %s%s, device trace %s%s)\n", p.c_str(),
-                 c.trace_dir.c_str(), name(layout->host_dir).c_str(), name(layout->device_dir).c_str(),
-                 layout->index > id.restart_count ? ", beside an earlier run's" : "", yes(c.host_trace),
+    // Only the folders the capture writes (issue #49: 0_kineto was named
+    // with the device trace off).
+    const std::string folders = c.host_trace && c.device_trace ? name(layout->host_dir) + " and " + name(layout->device_dir)
+                                : c.device_trace                ? name(layout->device_dir)
+                                                                : name(layout->host_dir);
+    std::fprintf(stderr, "%straces to %s/%s%s (host trace %s%s, device trace %s%s)\n", p.c_str(),
+                 c.trace_dir.c_str(), folders.c_str(),
+                 // Chosen when the window opens: another run into the
+                 // same folder by then takes the next index (issue #49:
+                 // two concurrent jobs both announced 0_chakra).
+                 c.overwrite                       ? ""
+                 : layout->index > id.restart_count ? ", beside an earlier run's, or the next free ones if another run "
+                                                      "takes these before the window opens"
+                                                    : ", or the next free ones if another run takes these before the "
+                                                      "window opens",
+                 yes(c.host_trace),
                  recorder, yes(c.device_trace), c.gzip ? kGzipNote : "");
   } else {
     std::fprintf(stderr, "%straces under %s (host trace %s%s, device trace %s%s)\n", p.c_str(),

@@ -199,6 +199,7 @@ ParseResult parse_config(const EnvSnapshot& env) {
   if (c.ranks) c.ranks_text = std::string(*r.raw("CHAKRA_RANKS"));
   r.read("CHAKRA_RANK", c.rank_override, optional_decimal);
   r.read("CHAKRA_JOB_ID", c.job_id_override, [](std::string_view v) { return set_field(parse_job_id(v)); });
+  r.read("CHAKRA_RUN_ID", c.run_id_override, [](std::string_view v) { return set_field(parse_run_id(v)); });
   r.read("CHAKRA_OVERWRITE", c.overwrite, parse_bool);
   r.read("CHAKRA_HOST_TRACE", c.host_trace, parse_bool);
   r.read("CHAKRA_ET_RECORDER", c.et_native, parse_et_recorder);

@@ -31,6 +31,7 @@ struct Config {
   std::optional<std::string> ranks_text;  // as given, for the trace metadata
   std::optional<std::uint64_t> rank_override;
   std::optional<std::string> job_id_override;
+  std::optional<std::string> run_id_override;  // CHAKRA_RUN_ID
   bool overwrite = false;
   bool host_trace = true;
   // CHAKRA_ET_RECORDER: chakrashim's own ET recorder (the default) or

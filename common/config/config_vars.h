@@ -15,7 +15,7 @@ struct VarSpec {
   std::string_view doc;
 };
 
-inline constexpr std::array<VarSpec, 29> kConfigVars{{
+inline constexpr std::array<VarSpec, 30> kConfigVars{{
     {"CHAKRA_PROFILE", "boolean: 1/0, true/false, on/off, yes/no (any case)", "unset (inert)",
      "turns capture on; unset or false leaves the library inert"},
     {"CHAKRA_START_STEP", "decimal digits (0-based global step)", "2",
@@ -45,12 +45,14 @@ inline constexpr std::array<VarSpec, 29> kConfigVars{{
      "overrides the rank found in the launcher's variables"},
     {"CHAKRA_JOB_ID", "1-128 characters of A-Z a-z 0-9 . _ + -", "SLURM_JOB_ID, else 0",
      "the JOB in JOB_chakra/ and JOB_kineto/"},
+    {"CHAKRA_RUN_ID", "1-256 characters of A-Z a-z 0-9 . _ + - : , @", "set by chakra-run",
+     "names the launch where srun or mpirun do not (they name it themselves): every rank of one launch must have the same; check refuses a capture mixing two"},
     {"CHAKRA_OVERWRITE", "boolean", "0",
      "replace an earlier run's files instead of writing new sibling folders"},
     {"CHAKRA_HOST_TRACE", "boolean", "1", "capture the Execution Trace"},
     {"CHAKRA_ET_RECORDER", "native or torch (any case)", "native",
      "what records the Execution Trace: chakrashim's own recorder, or torch's observer"},
-    {"CHAKRA_DEVICE_TRACE", "boolean", "1", "capture the Kineto-format device trace"},
+    {"CHAKRA_DEVICE_TRACE", "boolean", "1", "capture the Kineto-format device trace (report, link and convert need it: 0 leaves the ET alone)"},
     {"CHAKRA_MODULE_SCOPES", "boolean", "0",
      "inside the window, name each torch.nn.Module call as a scope \"nn.Module: Net.layers.0\" (docs/report.md)"},
     {"CHAKRA_STEP_MARKER", "non-empty text", "Optimizer.step#",

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <string_view>
+#include <vector>
 
 #include "config/value_grammar.h"
 
@@ -38,6 +39,33 @@ std::optional<std::uint64_t> read_number(const config::EnvSnapshot& env, std::st
 
 }  // namespace
 
+std::string run_id_of(const config::EnvSnapshot& env, const config::Config& config) {
+  const auto get = [&](const char* name) -> std::string {
+    const auto v = env.get(name);
+    return v ? std::string(*v) : std::string();
+  };
+  // Each launcher's part, the same on every rank it starts; all of those
+  // present, so that two torchrun launches in one Slurm allocation differ.
+  std::vector<std::string> parts;
+  const std::string step = get("SLURM_STEP_ID");
+  if (const std::string job = get("SLURM_JOB_ID"); !job.empty())
+    parts.push_back("slurm:" + job + (step.empty() ? "" : "." + step));
+  const std::string pmix = get("PMIX_NAMESPACE");
+  const std::string ompi = get("OMPI_MCA_ess_base_jobid");
+  if (!pmix.empty()) parts.push_back("pmix:" + pmix);
+  else if (!ompi.empty()) parts.push_back("ompi:" + ompi);
+  if (const std::string run = get("TORCHELASTIC_RUN_ID"); !run.empty() && run != "none")
+    parts.push_back("torchrun:" + run);
+  // chakra-run's id only where no launcher starts it once per rank (srun's
+  // step, mpirun's job): there each rank's chakra-run would draw its own.
+  if (step.empty() && pmix.empty() && ompi.empty() && config.run_id_override)
+    parts.push_back(*config.run_id_override);
+  std::string id;
+  for (const auto& p : parts) id += (id.empty() ? "" : ",") + p;
+  // A launcher's value with odd characters, or too long, is no id to trust.
+  return config::parse_run_id(id).value_or(std::string());
+}
+
 Identity resolve_identity(const config::EnvSnapshot& env, const config::Config& config) {
   Identity id;
   const Family* family = nullptr;
@@ -70,6 +98,7 @@ Identity resolve_identity(const config::EnvSnapshot& env, const config::Config& 
   }
   if (auto restarts = read_number(env, "TORCHELASTIC_RESTART_COUNT", id.notes))
     id.restart_count = *restarts;
+  id.run_id = run_id_of(env, config);
   return id;
 }
 

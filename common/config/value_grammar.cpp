@@ -103,6 +103,16 @@ std::optional<std::string> parse_job_id(std::string_view text) {
   return std::string(text);
 }
 
+std::optional<std::string> parse_run_id(std::string_view text) {
+  if (text.empty() || text.size() > 256) return std::nullopt;
+  for (char c : text) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                    c == '_' || c == '+' || c == '-' || c == ':' || c == ',' || c == '@';
+    if (!ok) return std::nullopt;
+  }
+  return std::string(text);
+}
+
 std::optional<std::pair<bool, bool>> parse_cupti_extra(std::string_view text) {
   auto lower = [](std::string_view v) {
     std::string out(v);

@@ -50,6 +50,10 @@ std::optional<RankSet> parse_rank_list(std::string_view text);
 // [A-Za-z0-9._+-], and not "." or "..".
 //   "123456" -> ok   "run_7.b" -> ok   "" / "a/b" / ".." / "a b" -> nullopt
 std::optional<std::string> parse_job_id(std::string_view text);
+// A launch's identity (CHAKRA_RUN_ID, or a launcher's): a job id's
+// characters and ':', ',', '@', 1-256 of them.
+//   "slurm:8812.0" -> "slurm:8812.0"   "a b" -> nullopt   "" -> nullopt
+std::optional<std::string> parse_run_id(std::string_view text);
 
 // A value as it may appear inside one log line: printable ASCII kept, other
 // bytes as \xNN, cut after 80 bytes, in single quotes.

@@ -19,6 +19,8 @@ Layout layout_at(const LayoutRequest& r, std::uint64_t index) {
   l.device_dir = join(r.root, folder_name(r.job_id, TraceKind::device, index));
   l.host_path = join(l.host_dir, rank_file_name(r.rank, false));
   l.device_path = join(l.device_dir, rank_file_name(r.rank, r.gzip));
+  l.run_id = r.run_id;
+  l.overwrite = r.overwrite;
   return l;
 }
 }  // namespace
@@ -37,7 +39,8 @@ std::string partial_path(const std::string& final_path) { return final_path + ".
 
 std::optional<Layout> choose_layout(const LayoutRequest& request,
                                     const std::function<bool(const std::string&)>& exists,
-                                    const FolderRefusal& refused) {
+                                    const FolderRefusal& refused,
+                                    const OtherRunsFolder& other_run) {
   const std::uint64_t first = request.restart_count;
   std::string passed_over;
   for (std::uint64_t i = first; i - first < kMaxIndexes; ++i) {
@@ -59,6 +62,7 @@ std::optional<Layout> choose_layout(const LayoutRequest& request,
         partial_path(device_plain), device_gz, partial_path(device_gz)};
     bool free = true;
     for (const auto& p : taken) free = free && !exists(p);
+    if (other_run) free = free && !other_run(l.host_dir) && !other_run(l.device_dir);
     if (free) return l;
   }
   return std::nullopt;

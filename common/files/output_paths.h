@@ -3,6 +3,7 @@
 // overwriting, and the .partial name of a file being written.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -29,6 +30,9 @@ struct LayoutRequest {
   std::uint64_t restart_count = 0;  // TORCHELASTIC_RESTART_COUNT
   bool gzip = false;                // the device trace only; the ET stays plain
   bool overwrite = false;
+  // The run's id (run_marker.h); empty: none known, and folders are told
+  // apart by this rank's own file only.
+  std::string run_id;
 };
 
 struct Layout {
@@ -45,21 +49,32 @@ struct Layout {
   // records (publish.h, lock_for_writing): closed once written, so that
   // check tells a capture in progress from a leftover.
   std::shared_ptr<UniqueFd> host_claim, device_claim;
+  // From the request: the run's id, left in each folder made (run_marker.h).
+  std::string run_id;
+  bool overwrite = false;
+  // Another run's rank files removed by overwrite, for the log.
+  std::size_t replaced_files = 0;
 };
 
 // Why a folder that is there is not ours to write into ("is a symbolic
 // link", "belongs to uid 1001"), or empty when it is ours or not there.
 using FolderRefusal = std::function<std::string(const std::string& dir)>;
+// Whether a folder that is there belongs to another run than the request's
+// (run_marker.h, read_folder_run and other_runs_folder).
+using OtherRunsFolder = std::function<bool(const std::string& dir)>;
 
 // The folder index is the smallest i >= restart_count for which this rank's
-// file (final or .partial, plain or .gz) exists in neither folder of index i
-// and neither folder is refused. Each rank decides alone, and every rank of
-// one run gets the same answer. With overwrite, i = restart_count, or the
-// first index from it whose folders are not refused. `exists` is asked about
-// file paths only. Returns nullopt if the 10000 indexes from restart_count
-// on are all taken.
+// file (final or .partial, plain or .gz) exists in neither folder of index i,
+// neither folder belongs to another run, and neither is refused. Each rank
+// decides alone, and every rank of one run gets the same answer: another
+// run's folder is passed over by all of them, whichever ranks it holds.
+// With overwrite, i = restart_count, or the first index from it whose
+// folders are not refused (another run's files there are replaced).
+// `exists` is asked about file paths only. Returns nullopt if the 10000
+// indexes from restart_count on are all taken.
 std::optional<Layout> choose_layout(const LayoutRequest& request,
                                     const std::function<bool(const std::string&)>& exists,
-                                    const FolderRefusal& refused = {});
+                                    const FolderRefusal& refused = {},
+                                    const OtherRunsFolder& other_run = {});
 
 }  // namespace chakrashim::files

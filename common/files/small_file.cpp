@@ -19,6 +19,14 @@ namespace chakrashim::files {
 
 namespace {
 
+// open()'s errors as a reader should see them: O_NOFOLLOW's ELOOP means a
+// link stands where a file was expected.
+std::string open_error(int err) {
+  return err == ELOOP ? std::string("a symbolic link (not followed)") : std::strerror(err);
+}
+
+}  // namespace
+
 bool write_all(int fd, const std::string& text) {
   std::size_t done = 0;
   while (done < text.size()) {
@@ -32,14 +40,6 @@ bool write_all(int fd, const std::string& text) {
   }
   return true;
 }
-
-// open()'s errors as a reader should see them: O_NOFOLLOW's ELOOP means a
-// link stands where a file was expected.
-std::string open_error(int err) {
-  return err == ELOOP ? std::string("a symbolic link (not followed)") : std::strerror(err);
-}
-
-}  // namespace
 
 std::string temporary_name(const std::string& name) {
   std::uint64_t r = 0;

@@ -47,6 +47,10 @@ bool replace_file(const std::string& dir, const std::string& name, const std::st
 // The names in an open folder (not "." or ".."), or nullopt with `error`.
 std::optional<std::vector<std::string>> list_names_at(int dir_fd, std::string& error);
 
+// Writes all of `text` to `fd`, retrying short writes and EINTR; false with
+// errno set on failure (EIO for a write of 0 bytes).
+bool write_all(int fd, const std::string& text);
+
 // A temporary name for NAME: ".NAME.<16 hex digits>.tmp", the digits from
 // getrandom (a counter and the clock where it has no entropy yet).
 std::string temporary_name(const std::string& name);

@@ -40,10 +40,15 @@ def capture_files(trace_dir, job="0", index=0, rank=0):
             os.path.join(trace_dir, f"{job}_kineto{suffix}", f"rank-{rank}.json"))
 
 
-def all_files(root):
+RUN_MARKER = ".chakrashim-run"
+
+
+def all_files(root, markers=False):
+    """The files under root, as relative paths; without the run markers
+    (common/files/run_marker.h) unless asked for."""
     out = []
     for d, _, files in os.walk(root):
-        out += [os.path.relpath(os.path.join(d, f), root) for f in files]
+        out += [os.path.relpath(os.path.join(d, f), root) for f in files if markers or f != RUN_MARKER]
     return sorted(out)
 
 

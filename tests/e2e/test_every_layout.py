@@ -14,15 +14,17 @@ convert and report; check on a parent folder or on .et files said to check
 the path and permissions; convert said "1 dropped as dangling"; trigger on
 a finished job only said how to start one.
 """
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
-from harness import CLI, JOBS, PRELOAD, PYTHON, SOURCE_DIR, clean_env, run
+from harness import CLI, JOBS, PRELOAD, PYTHON, RUN_MARKER, SOURCE_DIR, clean_env, run
 
 CHAKRA_RUN = os.path.join(SOURCE_DIR, "scripts", "chakra-run")
 
@@ -34,10 +36,12 @@ def start(cmd, env, ranks):
     with RANK and WORLD_SIZE as a launcher sets them. Waits; returns the
     CompletedProcess-like results in rank order."""
     procs = []
+    run_id = f"layout-test-{os.getpid()}-{time.monotonic_ns()}"
     for rank in range(ranks):
         mine = dict(env)
         if ranks > 1:
-            mine.update(RANK=str(rank), WORLD_SIZE=str(ranks), LOCAL_RANK=str(rank))
+            # CHAKRA_RUN_ID as chakra-run sets it: one for every rank.
+            mine.update(RANK=str(rank), WORLD_SIZE=str(ranks), LOCAL_RANK=str(rank), CHAKRA_RUN_ID=run_id)
         procs.append(subprocess.Popen(cmd, env=mine, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     out = []
     for p in procs:
@@ -134,9 +138,15 @@ class EveryLayout(unittest.TestCase):
                     self.assertEqual(names, ["0_chakra", "0_chakra.1", "0_kineto", "0_kineto.1"])
                 else:
                     self.assertEqual(names, ["0_chakra", "0_kineto"])
-                files = sorted(os.listdir(os.path.join(root, *([names[0]] if kind in ("repeats", "on_demand") else []),
-                                                       "0_chakra")))
-                self.assertEqual(files, [f"rank-{r}.json" for r in range(ranks)])
+                folder = os.path.join(root, *([names[0]] if kind in ("repeats", "on_demand") else []), "0_chakra")
+                files = sorted(os.listdir(folder))
+                # The run's mark (issue #49): every folder names the run
+                # whose files it holds, as each file does.
+                self.assertEqual(files, sorted([RUN_MARKER] + [f"rank-{r}.json" for r in range(ranks)]))
+                with open(os.path.join(folder, RUN_MARKER)) as f:
+                    run_id = f.read()
+                with open(os.path.join(folder, "rank-0.json")) as f:
+                    self.assertEqual(json.load(f)["chakrashim"]["run"], run_id)
 
     def test_every_subcommand_on_every_layout_never_exits_2_and_names_real_paths(self):
         commands = subcommands()
@@ -256,7 +266,7 @@ class EveryLayout(unittest.TestCase):
 
     def test_gzip_compresses_the_device_trace_and_says_the_et_stays_plain(self):
         root = self.roots[("fixed", 1)]
-        self.assertEqual(sorted(os.listdir(os.path.join(root, "0_kineto"))), ["rank-0.json.gz"])
+        self.assertEqual(sorted(os.listdir(os.path.join(root, "0_kineto"))), [RUN_MARKER, "rank-0.json.gz"])
         with open(os.path.join(root, "0_chakra", "rank-0.json"), "rb") as f:
             self.assertEqual(f.read(1), b"{")  # plain JSON, as Chakra's linker reads it
         r = run([CLI, "vars"], clean_env())
@@ -323,6 +333,9 @@ class CaptureOff(unittest.TestCase):
         for quiet in ({"CHAKRA_PROFILE": 0}, {"RANK": 1, "WORLD_SIZE": 2}):
             r = run([PYTHON, "-c", "pass"], clean_env(LD_PRELOAD=PRELOAD, CHAKRA_START_STEP=3, **quiet))
             self.assertEqual(r.stderr, "", quiet)
+        # Misspelled (issue #49 case 11): the line names the near miss.
+        r = run([PYTHON, "-c", "pass"], clean_env(LD_PRELOAD=PRELOAD, CHAKRA_PROFLE=1, CHAKRA_START_STEP=3))
+        self.assertIn("CHAKRA_PROFLE is set, but not CHAKRA_PROFILE (did you mean CHAKRA_PROFILE?)", r.stderr)
 
     def test_the_line_at_exit_never_kills_a_process_whose_stderr_reader_is_gone(self):
         # A program other than Python keeps SIGPIPE's default action: with

@@ -14,7 +14,7 @@ import subprocess
 import unittest
 
 from e2e_case import CaptureCase
-from harness import CLI, Capture, job_env, run_job, run_plain
+from harness import CLI, RUN_MARKER, Capture, job_env, run_job, run_plain
 
 STEP = re.compile(r"^ProfilerStep#(\d+)$")
 JOB_STEP = re.compile(r"^job:ProfilerStep#(\d+)$")
@@ -90,7 +90,7 @@ class JobProfilerTest(CaptureCase):
         r, _ = self.run_case(3, window, dict(CHAKRA_ET_RECORDER="torch"))
         cap = Capture(self.trace_dir)
         self.assert_one_step_each(cap, window, [0, 1, 2])
-        self.assertEqual(sorted(os.listdir(os.path.dirname(cap.et_path))), ["rank-0.json"])
+        self.assertEqual(sorted(os.listdir(os.path.dirname(cap.et_path))), [RUN_MARKER, "rank-0.json"])
         self.assert_check_passes()
 
     def test_the_jobs_own_profiler_output_is_as_without_us(self):

@@ -19,7 +19,7 @@ TRAIN = os.path.join(JOBS, "train_ddp.py")
 
 
 class LauncherCase(CaptureCase):
-    def launch(self, cmd, timeout=300, retries=3, **env):
+    def launch(self, cmd, timeout=300, retries=3, before_retry=None, **env):
         # Gloo's connection setup on loopback sometimes fails on a loaded
         # 2-core machine, with or without chakrashim ("connectFullMesh
         # failed"): that run of torch's is retried, from a clean folder.
@@ -32,6 +32,8 @@ class LauncherCase(CaptureCase):
             sys.stderr.write(f"retrying a torch failure (attempt {attempt + 1}): "
                              f"{self.torch_flake(r)}\n")
             shutil.rmtree(self.trace_dir, ignore_errors=True)
+            if before_retry:
+                before_retry()
         return r
 
     @staticmethod
@@ -50,6 +52,14 @@ class LauncherCase(CaptureCase):
                 and "captured steps" in r.stderr):
             return "a worker aborted at teardown (terminate without an active exception)"
         return ""
+
+    def keep_copy(self):
+        """A copy of the trace folder as it is now, and the function that
+        puts it back (for a retried launch that must find an earlier run's
+        files)."""
+        kept = os.path.join(os.path.dirname(self.trace_dir), "kept-" + str(len(os.listdir(os.path.dirname(self.trace_dir)))))
+        shutil.copytree(self.trace_dir, kept, symlinks=True)
+        return lambda: shutil.copytree(kept, self.trace_dir, symlinks=True)
 
     def chakra_run(self, *options):
         # --lib: chakra-run in the source tree looks only in ./build; CTest's
@@ -157,6 +167,69 @@ class Torchrun(LauncherCase):
         from harness import run_check
         checked = run_check([os.path.join(self.trace_dir, "0_chakra.1")])
         self.assertEqual(checked.returncode, 0, checked.stdout + checked.stderr)
+
+
+    def test_a_second_run_never_writes_into_the_first_runs_folders_and_a_mixed_set_is_refused(self):
+        """Issue #49 case 6: `--ranks 0` then the same 2-rank job without it.
+        Each rank used to choose alone by its own file: rank 1 of the second
+        run went into the first run's 0_chakra/ while chakra-run announced
+        0_chakra.1. Every rank of the second run now passes the first run's
+        folders by; a set mixed by hand is refused by check, report and
+        convert, each naming the two runs."""
+        r = self.launch(self.chakra_run("--ranks", "0") + torchrun(TRAIN, "5"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(all_files(self.trace_dir), ["0_chakra/rank-0.json", "0_kineto/rank-0.json"])
+        kept = self.keep_copy()
+        r = self.launch(self.chakra_run() + torchrun(TRAIN, "5"), before_retry=kept)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"traces to {self.trace_dir}/0_chakra.1 and 0_kineto.1, beside an earlier run's", r.stderr)
+        self.assertEqual(all_files(self.trace_dir),
+                         ["0_chakra.1/rank-0.json", "0_chakra.1/rank-1.json", "0_chakra/rank-0.json",
+                          "0_kineto.1/rank-0.json", "0_kineto.1/rank-1.json", "0_kineto/rank-0.json"])
+        first = Capture(self.trace_dir, index=0, rank=0).dev["chakrashim"]["ranks"]["run"]
+        second = Capture(self.trace_dir, index=1, rank=1).dev["chakrashim"]["ranks"]["run"]
+        self.assertTrue(first.startswith("chakra-run:") and second.startswith("chakra-run:"), (first, second))
+        self.assertNotEqual(first, second)
+        self.assertEqual(Capture(self.trace_dir, index=1, rank=0).et["chakrashim"]["run"], second)
+        self.assertEqual(Capture(self.trace_dir, index=1, rank=0).et["chakrashim"]["world_size"], 2)
+        self.assert_check_passes()
+
+        mixed = os.path.join(os.path.dirname(self.trace_dir), "mixed")
+        for kind in ("chakra", "kineto"):
+            os.makedirs(os.path.join(mixed, f"0_{kind}"))
+            shutil.copy(os.path.join(self.trace_dir, f"0_{kind}", "rank-0.json"), os.path.join(mixed, f"0_{kind}"))
+            shutil.copy(os.path.join(self.trace_dir, f"0_{kind}.1", "rank-1.json"), os.path.join(mixed, f"0_{kind}"))
+        checked = run_check([mixed])
+        self.assertEqual(checked.returncode, 1, checked.stdout + checked.stderr)
+        said = f"the files come from 2 runs: rank 0 of run {first}, rank 1 of run {second}"
+        if second < first:
+            said = f"the files come from 2 runs: rank 1 of run {second}, rank 0 of run {first}"
+        self.assertIn("error [ranks.mixed_runs] " + said, checked.stdout)
+        from harness import CLI
+        for cmd in (["report", mixed], ["convert", mixed, "--prefix", os.path.join(mixed, "out")]):
+            out = subprocess.run([CLI, *cmd], capture_output=True, text=True)
+            self.assertNotEqual(out.returncode, 0, cmd)
+            self.assertIn(said, out.stderr, cmd)
+            self.assertIn("give one run's files", out.stderr, cmd)
+        # One run's rank alone is a capture again.
+        out = subprocess.run([CLI, "report", "--ranks", "1", mixed], capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        shutil.rmtree(mixed)
+
+    def test_overwrite_by_a_one_rank_run_replaces_every_rank_of_the_capture(self):
+        """Issue #49 case 6: CHAKRA_OVERWRITE=1 by a 1-rank job over a 2-rank
+        capture left the old rank-1.json, and check passed the mix."""
+        r = self.launch(self.chakra_run() + torchrun(TRAIN, "5"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(len(all_files(self.trace_dir)), 4)
+        r = self.launch(self.chakra_run("--overwrite") + [PYTHON, TRAIN, "5"], before_retry=self.keep_copy())
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(all_files(self.trace_dir), ["0_chakra/rank-0.json", "0_kineto/rank-0.json"])
+        self.assertIn("CHAKRA_OVERWRITE: removed 4 file(s) of another run's capture in 0_chakra/ and 0_kineto/",
+                      r.stderr)
+        cap = Capture(self.trace_dir, rank=0)
+        self.assertEqual(cap.dev["chakrashim"]["ranks"]["world_size"], 1)
+        self.assert_check_passes()
 
 
 @unittest.skipUnless(shutil.which("mpirun"), "Open MPI's mpirun is not installed")

@@ -1,10 +1,12 @@
 """The window: exactly the configured steps land in both files, for plain
 loops and for every schedule shape (issue: capture, acceptance 1 and 2)."""
+import json
 import os
+import subprocess
 import unittest
 
 from e2e_case import CaptureCase
-from harness import Capture, job_env, run_check, run_job, run_plain
+from harness import CLI, Capture, job_env, run_check, run_job, run_plain
 
 
 class Window(CaptureCase):
@@ -80,6 +82,32 @@ class Window(CaptureCase):
                 last_step = max(s["ts"] + s["dur"] for s in cap.step_events())
                 self.assertLessEqual(max(e["ts"] + e["dur"] for e in spans), last_step + 0.001)
 
+    def report_phases(self):
+        from harness import CLI, clean_env, run
+        r = run([CLI, "report", "--json", self.trace_dir], clean_env())
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return [s["phases"] for s in json.loads(r.stdout)["groups"][0]["ranks"][0]["steps"]]
+
+    def test_phases_follow_what_runs_in_a_closure_and_under_accumulation(self):
+        # Issue #49 case 7: forward and backward inside the optimizer's
+        # closure (Lightning's way) were optimizer time, backward 0; with 4
+        # micro-batches a step, three forwards counted as backward.
+        r = run_job("closure_loop.py", [6], job_env(self.trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=4))
+        self.assert_ran(r)
+        self.assert_valid_capture([2, 3, 4])
+        for p in self.report_phases():
+            self.assertGreater(p["forward_ns"], 0, p)
+            self.assertGreater(p["backward_ns"], 0, p)
+            self.assertGreater(p["optimizer_ns"], 0, p)
+        self.trace_dir += "-accumulation"
+        r = run_job("grad_accum.py", [6], job_env(self.trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=4))
+        self.assert_ran(r)
+        self.assert_valid_capture([2, 3, 4])
+        for p in self.report_phases():
+            # Forward and backward of a small linear model take the same
+            # order of time; the old split gave forward about an eighth.
+            self.assertGreater(p["forward_ns"], p["backward_ns"] / 4, p)
+
     def test_the_schedule_2_9_1_2_keeps_3_4_6_7_9_in_both_files(self):
         r = run_job("plain_loop.py", [12],
                     job_env(self.trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=9,
@@ -111,6 +139,45 @@ class Window(CaptureCase):
         checked = self.assert_check_passes()
         strict = run_check([self.trace_dir], "--strict")
         self.assertEqual(strict.returncode, 1, "a cut window is a warning: --strict fails")
+
+    def test_the_partial_step_at_exit_is_named_and_left_out_of_link_and_convert(self):
+        """Issue #49 case 8: the line said "captured steps [2-3]" while both
+        files held a partial step 4 (the teardown after the last optimizer
+        step), and link and convert handed it on without a word."""
+        r = run_job("plain_loop.py", [4], job_env(self.trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=9))
+        self.assert_ran(r)
+        self.assertIn("captured steps [2-3] + partial step 4, cut by exit (2 steps", r.stderr)
+        cap = Capture(self.trace_dir)
+        step4 = next(e for e in cap.events if e.get("name") == "ProfilerStep#4")
+        linked = os.path.join(self.trace_dir, "0_linked", "rank-0.json")
+
+        def link(*extra):
+            out = subprocess.run([CLI, "link", *extra, self.trace_dir], capture_output=True, text=True)
+            self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+            with open(linked) as f:
+                return out, json.load(f)["nodes"]
+
+        out, nodes = link()
+        self.assertRegex(out.stderr, r"chakrashim link: the partial step 4 at the window's end \(exit; [0-9.]+ ms on "
+                                     r"rank 0\) is left out of rank 0: .*; --keep-partial-step keeps it")
+        self.assertEqual(out.stderr.count("partial step"), 1, out.stderr)
+        late = [n for n in nodes if n.get("ts", 0) >= step4["ts"]]
+        self.assertEqual(late, [], "nothing that starts in the partial step is linked")
+        # The partial step's own ops (the final print's .item()) are there
+        # with the option, and ids stay dense either way.
+        kept_out, kept = link("--keep-partial-step")
+        self.assertNotIn("partial step", kept_out.stderr)
+        self.assertTrue([n for n in kept if n.get("ts", 0) >= step4["ts"]])
+        self.assertGreater(len(kept), len(nodes))
+        dangling = []
+        for ns in (nodes, kept):
+            self.assertEqual(sorted(n["id"] for n in ns), list(range(len(ns))))
+            ids = {n["id"] for n in ns}
+            dangling.append(sum(1 for n in ns if n.get("ctrl_deps") is not None and n["ctrl_deps"] not in ids))
+        self.assertEqual(dangling[0], dangling[1], "leaving the step out leaves no node without its parent")
+        out = subprocess.run([CLI, "convert", self.trace_dir], capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        self.assertIn("chakrashim convert: the partial step 4 at the window's end (exit;", out.stderr)
 
     def test_stdout_and_exit_status_are_byte_identical(self):
         plain = run_plain("plain_loop.py", [6])

@@ -34,6 +34,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
 from chakra_test import CLI, PRELOAD, PYTHON, clean_env, torchrun  # noqa: E402
 
+# The output folders' run marker (common/files/run_marker.h).
+RUN_MARKER = ".chakrashim-run"
+
 JOB = os.path.join(HERE, "soak_job.py")
 FAKE_CUPTI = os.environ.get("CHAKRASHIM_TEST_FAKE_CUPTI", "")
 
@@ -451,6 +454,16 @@ class Soak:
         fails += outcome
         # Files.
         files = files_under(real) if os.path.isdir(real) else []
+        # The run markers (.chakrashim-run, docs/design.md): each a plain
+        # file in an output folder naming one run; not a trace to check.
+        markers = [f for f in files if os.path.basename(f) == RUN_MARKER]
+        files = [f for f in files if f not in markers]
+        for f in markers:
+            path = os.path.join(real, f)
+            folder = os.path.basename(os.path.dirname(f))
+            if os.path.islink(path) or not os.path.isfile(path) or os.path.getsize(path) > 256 \
+                    or not re.match(r"^\d+_(chakra|kineto)(\.\d+)?$", folder):
+                fails.append(f"a run marker that is not ours: {f}")
         # On demand, the control folder (.chakrashim/) is ours too; a job
         # that ends normally removes its step.json, one killed leaves it.
         final = [f for f in files if not f.endswith(".partial")

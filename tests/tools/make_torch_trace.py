@@ -2,7 +2,13 @@
 Execution Trace from torch's ExecutionTraceObserver and the Kineto trace
 from torch.profiler, for `chakrashim check` to read as it would any user's.
 
-    python make_torch_trace.py OUT_DIR   ->  OUT_DIR/et.json, OUT_DIR/kineto.json
+    python make_torch_trace.py OUT_DIR [--nemo | --all-steps]  ->  OUT_DIR/et.json, OUT_DIR/kineto.json
+
+--nemo: as NeMo's ModelPT chakra_profile with its default active_steps=1
+writes it: a schedule of one active step a cycle, repeating, on_trace_ready
+writing each cycle's trace over the one before, and the ET observer on for
+all 5 steps (the ET holds ProfilerStep#0-4, the device trace #4 only).
+--all-steps: one cycle of 5 active steps: both files hold ProfilerStep#0-4.
 """
 import os
 import sys
@@ -11,7 +17,7 @@ import torch
 from torch.profiler import ExecutionTraceObserver, ProfilerActivity, profile, schedule
 
 
-def main(out):
+def main(out, nemo=False, all_steps=False):
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -20,7 +26,10 @@ def main(out):
     def ready(prof):
         prof.export_chrome_trace(os.path.join(out, "kineto.json"))
 
-    with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=1, warmup=1, active=2, repeat=1),
+    plan = (schedule(wait=0, warmup=0, active=1) if nemo
+            else schedule(wait=0, warmup=0, active=5, repeat=1) if all_steps
+            else schedule(wait=1, warmup=1, active=2, repeat=1))
+    with profile(activities=[ProfilerActivity.CPU], schedule=plan,
                  on_trace_ready=ready, execution_trace_observer=et) as prof:
         for _ in range(5):
             x, y = torch.randn(4, 8), torch.randn(4, 1)
@@ -32,4 +41,4 @@ def main(out):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], "--nemo" in sys.argv[2:], "--all-steps" in sys.argv[2:])

@@ -84,7 +84,7 @@ class GoodSmallCaptures(CheckCase):
     def test_gpu_capture_passes_even_strict(self):
         r = check("--strict", self.write([RankCapture(0, 2, gpu=True), RankCapture(1, 2, gpu=True)]))
         self.assertEqual(r.returncode, 0, r.stdout)
-        self.assertIn("rank 0: ok; steps 3,4 in both files; rf_id join 10/10 (100.0%)", r.stdout)
+        self.assertIn("rank 0: ok; steps 3-4 in both files; rf_id join 10/10 (100.0%)", r.stdout)
         self.assertIn("rank 1: ok;", r.stdout)
         self.assertIn("2 ranks, 0 errors, 0 warnings", r.stdout)
 
@@ -93,7 +93,7 @@ class GoodSmallCaptures(CheckCase):
         for sub in ("0_chakra", "0_kineto"):
             r = check("--strict", os.path.join(self.root, sub))
             self.assertEqual(r.returncode, 0, r.stdout)
-            self.assertIn("rank 0: ok; steps 3,4 in both files", r.stdout)
+            self.assertIn("rank 0: ok; steps 3-4 in both files", r.stdout)
 
     def test_explicit_files_are_paired_by_rank(self):
         self.write([RankCapture(0, gpu=True)])
@@ -110,7 +110,7 @@ class GoodSmallCaptures(CheckCase):
         os.remove(plain)
         r = check("--strict", self.root)
         self.assertEqual(r.returncode, 0, r.stdout)
-        self.assertIn("steps 3,4 in both files", r.stdout)
+        self.assertIn("steps 3-4 in both files", r.stdout)
 
     def test_later_runs_are_separate_groups(self):
         write_capture(self.root, [RankCapture(0, gpu=True)], job="7")
@@ -233,7 +233,7 @@ class ErrorFixtures(CheckCase):
         drop = {n["id"] for n in nodes if n["attrs"][0]["value"] in (opt.rf_id, opt.rf_id + 1)}
         nodes = [n for n in nodes if n["id"] not in drop]
         self.write([cap], et_text={0: cap.et_text(nodes)})
-        r = self.assert_error([self.root], "steps.match", text="the ET holds steps 3, the device trace holds steps 3,4")
+        r = self.assert_error([self.root], "steps.match", text="the ET holds steps 3, the device trace holds steps 3-4")
         self.assertEqual(len(self.errors_in(r)), 1, r.stdout)
 
     def add_job_profiler_steps(self, cap, numbers, name="ProfilerStep#%d"):
@@ -263,7 +263,7 @@ class ErrorFixtures(CheckCase):
         self.add_job_profiler_steps(cap, (0, 1), name="job:ProfilerStep#%d")
         r = check("--strict", self.write([cap]))
         self.assertEqual(r.returncode, 0, r.stdout)
-        self.assertIn("steps 3,4 in both files", r.stdout)
+        self.assertIn("steps 3-4 in both files", r.stdout)
 
     def test_partial_leftover(self):
         self.write([RankCapture(0, gpu=True)])
@@ -460,7 +460,7 @@ class GoldenPair(CheckCase):
     def test_golden_pair_passes(self):
         r = check("--strict", self.host_gz, self.dev_gz)
         self.assertEqual(r.returncode, 0, r.stdout)
-        self.assertIn("rank 0: ok; steps 4,5,6 in both files; rf_id join 14388/14388 (100.0%)", r.stdout)
+        self.assertIn("rank 0: ok; steps 4-6 in both files; rf_id join 14388/14388 (100.0%)", r.stdout)
         self.assertIn("40573 events, 3774 GPU ops", r.stdout)
         host, dev = self.unpack()
         plain = check("--strict", host, dev)
@@ -539,7 +539,7 @@ class RealTorchCapture(CheckCase):
         r = check("--strict", self.et, self.dev)
         self.assertEqual(r.returncode, 0, r.stdout)
         self.assertTrue(self.lines(r, "info", "link.host_only", 0), r.stdout)
-        self.assertRegex(r.stdout, r"rank 0: ok; steps (\d+,\d+) in both files; "
+        self.assertRegex(r.stdout, r"rank 0: ok; steps (\d+-\d+) in both files; "
                                    r"rf_id join (\d+)/\2 \(100.0%\)")
 
     def test_real_capture_in_the_folder_layout(self):
@@ -550,6 +550,36 @@ class RealTorchCapture(CheckCase):
         r = check(self.root)
         self.assertEqual(r.returncode, 0, r.stdout)
         self.assertIn("info [device.no_rank]", r.stdout)
+
+    def test_nemos_own_output_is_said_for_what_it_is(self):
+        # Issue #49 case 9: NeMo's chakra_profile (default active_steps=1)
+        # writes an ET of steps 0-4 and a device trace of step 4: check said
+        # the two were not one rank's pair, and "steps 4 in both files".
+        out = os.path.join(self.root, "nemo")
+        os.makedirs(out)
+        script = os.path.join(os.path.dirname(__file__), "make_torch_trace.py")
+        made = ct.run([ct.PYTHON, script, out, "--nemo"], env=ct.clean_env(), timeout=300)
+        self.assertEqual(made.returncode, 0, made.stderr)
+        r = check(os.path.join(out, "et.json"), os.path.join(out, "kineto.json"))
+        self.assertEqual(r.returncode, 1, r.stdout)
+        said = self.lines(r, "error", "steps.match", 0)
+        self.assertEqual(len(said), 1, r.stdout)
+        # The last prof.step() opens one more ProfilerStep#N, in the ET too.
+        self.assertRegex(said[0], r"the ET holds steps 0-(\d) \(its ProfilerStep#N nodes\), the device trace only "
+                                  r"\1: the device trace is the last cycle of a torch.profiler schedule")
+        for wrong in ("pair.mismatch", "join.rf_id", "join.op_count", "in both files"):
+            self.assertNotIn(wrong, r.stdout)
+        # report: torch.profiler's ProfilerStep#0 is a captured step, not "the
+        # job's setup" (only chakrashim counts steps from the job's start).
+        every = os.path.join(self.root, "every")
+        os.makedirs(every)
+        made = ct.run([ct.PYTHON, script, every, "--all-steps"], env=ct.clean_env(), timeout=300)
+        self.assertEqual(made.returncode, 0, made.stderr)
+        rep = ct.run([ct.CLI, "report", os.path.join(every, "et.json"), os.path.join(every, "kineto.json")],
+                     env=ct.clean_env())
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        self.assertRegex(rep.stdout, r"\n  0 ")
+        self.assertNotIn("the job's setup", rep.stdout)
 
     def test_real_et_cut_short(self):
         et = os.path.join(self.root, "et.json")
@@ -788,13 +818,13 @@ class ManyRanks(CheckCase):
         lines = r.stdout.splitlines()
         self.assertLess(len(lines), 20, r.stdout)
         self.assertTrue(lines[0].startswith("chakrashim check: 512 ranks, "), lines[0])
-        self.assertIn("508 ranks ok (0-16,18-299,301-410,412-499,501-511): steps 3,4,5 in both files", r.stdout)
+        self.assertIn("508 ranks ok (0-16,18-299,301-410,412-499,501-511): steps 3-5 in both files", r.stdout)
         for rank in (17, 300, 411, 500):
             self.assertRegex(r.stdout, r"(?m)^rank %d: error \[" % rank)
         # --verbose: a line per rank, as small captures print.
         v = check("--verbose", self.root)
         self.assertGreater(len(v.stdout.splitlines()), 512)
-        self.assertIn("rank 42: ok; steps 3,4,5 in both files", v.stdout)
+        self.assertIn("rank 42: ok; steps 3-5 in both files", v.stdout)
 
 
 class Windows(CheckCase):
@@ -814,7 +844,7 @@ class Windows(CheckCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         headers = [l for l in r.stdout.splitlines() if l.endswith(":") and "/step-" in l]
         self.assertEqual([os.path.basename(h[:-1]) for h in headers], ["step-2", "step-7", "step-12"])
-        self.assertIn("rank 0: ok; steps 7,8 in both files", r.stdout)
+        self.assertIn("rank 0: ok; steps 7-8 in both files", r.stdout)
         self.assertEqual(r.stdout.count("2 ranks, 0 errors"), 3)
         self.assertTrue(r.stdout.rstrip().endswith("chakrashim check: 3 windows, 0 fail"), r.stdout)
 
@@ -843,7 +873,7 @@ class Windows(CheckCase):
         r = check(self.root)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertNotIn("windows", r.stdout)
-        self.assertIn("steps 3,4 in both files", r.stdout)
+        self.assertIn("steps 3-4 in both files", r.stdout)
 
     def test_other_folders_one_level_down_are_named_not_checked(self):
         write_capture(os.path.join(self.root, "run-a"), [RankCapture(0, 1)])

@@ -343,7 +343,11 @@ class RealGlooCapture(ReportCase):
 
     def test_tables_print_and_the_page_is_written(self):
         html = os.path.join(self.root, "report.html")
-        r = report(self.root, "--html", html)
+        page = report(self.root, "--html", html)
+        self.assertEqual(page.returncode, 0, page.stdout + page.stderr)
+        # The page instead of the tables (issue #49): one line says where.
+        self.assertEqual(page.stdout, "chakrashim report: wrote %s\n" % html)
+        r = report(self.root)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         for rank in (0, 1):
             self.assertRegex(r.stdout, r"(?m)^rank %d  0_kineto/rank-%d\.json$" % (rank, rank))
@@ -554,7 +558,8 @@ class GpuShapedCapture(ReportCase):
 
     def test_gpu_sections_print_and_draw(self):
         html = os.path.join(self.root, "gpu.html")
-        r = report(self.root, "--html", html)
+        self.assertEqual(report(self.root, "--html", html).returncode, 0)
+        r = report(self.root)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertRegex(r.stdout, r"(?m)^  GPU \(1 device, \d+ ops in the steps\): busy [0-9.]+% of [0-9.]+ ms$")
         for kind in ("compute", "communication", "memory"):
@@ -626,7 +631,8 @@ class WrongAnswers(ReportCase):
         os.rename(os.path.join(self.root, "0_chakra"), os.path.join(self.root, "0_chakra.1"))
         write_capture(self.root, [RankCapture(0, gpu=True)])
         html = os.path.join(self.root, "r.html")
-        r = report(self.root, "--html", html)
+        self.assertEqual(report(self.root, "--html", html).returncode, 0)
+        r = report(self.root)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertNotIn("2 ranks", r.stdout)
         self.assertIn("chakrashim report: 2 runs: 0 (1 rank), 0.1 (1 rank)", r.stdout)
@@ -657,7 +663,8 @@ class WrongAnswers(ReportCase):
     def test_step_zero_is_marked_and_left_out_of_the_mean(self):
         write_capture(self.root, [RankCapture(0, steps=(0, 1, 2), gpu=True, slow={0: 50_000_000})])
         html = os.path.join(self.root, "r.html")
-        r = report(self.root, "--html", html)
+        self.assertEqual(report(self.root, "--html", html).returncode, 0)
+        r = report(self.root)
         self.assertIn("(step 0: the job's setup; left out of mean/min/max)", r.stdout)
         self.assertRegex(r.stdout, r"(?m)^  steps 0,1,2: mean 0.900 ms, min 0.900, max 0.900$")
         with open(html) as f:

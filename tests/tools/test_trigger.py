@@ -455,7 +455,7 @@ class Wait(TriggerCase):
         self.assertRegex(out, r"window complete after [0-9.]+ s: ranks 0-1 wrote their files into %s/ "
                               r"\(77_chakra, 77_kineto\)" % re.escape(window))
         self.assertIn("chakrashim check %s:\n" % window, out)
-        self.assertIn("rank 0: ok; steps 1048,1049 in both files", out)
+        self.assertIn("rank 0: ok; steps 1048-1049 in both files", out)
         self.assertIn("rank 1: ok;", out)
         self.assertIn("2 ranks, 0 errors, 0 warnings", out)
 
@@ -636,8 +636,8 @@ class RealJob(TriggerCase):
         first = int(m.group(2))
         self.assertIn("window complete after", r.stdout)
         self.assertIn("ranks 0-1 wrote their files into", r.stdout)
-        self.assertIn("rank 0: ok; steps %d,%d,%d in both files" % (first, first + 1, first + 2), r.stdout)
-        self.assertIn("rank 1: ok; steps %d,%d,%d in both files" % (first, first + 1, first + 2), r.stdout)
+        self.assertIn("rank 0: ok; steps %d-%d in both files" % (first, first + 2), r.stdout)
+        self.assertIn("rank 1: ok; steps %d-%d in both files" % (first, first + 2), r.stdout)
         self.assertIn("2 ranks, 0 errors", r.stdout)
         end_jobs()
         for j in jobs:

@@ -117,6 +117,11 @@ const std::vector<VarCase>& var_cases() {
          EXPECT_EQ(c.job_id_override, std::optional<std::string>("run_7.b"));
        },
        {"a/b", "..", "a b", ""}},
+      {"CHAKRA_RUN_ID", "chakra-run:node3-41-17",
+       [](const Config& c) {
+         EXPECT_EQ(c.run_id_override, std::optional<std::string>("chakra-run:node3-41-17"));
+       },
+       {"a/b", "a b", ""}},
       {"CHAKRA_OVERWRITE", "yes", [](const Config& c) { EXPECT_TRUE(c.overwrite); },
        {"2", "overwrite"}},
       {"CHAKRA_HOST_TRACE", "off", [](const Config& c) { EXPECT_FALSE(c.host_trace); },

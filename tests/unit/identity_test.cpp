@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -216,6 +217,50 @@ TEST(SpeakingRank, IsTheLowestRankTheFilterLetsThrough) {
     c.ranks = config::parse_rank_list(text);
     EXPECT_EQ(speaking_rank(c), lowest) << text;
   }
+}
+
+// Issue #49: every rank of one launch names the same run, the next launch
+// another; srun's and mpirun's ids beat chakra-run's, which they may start
+// once per rank.
+TEST(RunId, NamesEachLaunchersPartJoined) {
+  EnvSnapshot env;
+  EXPECT_EQ(resolve(env).run_id, "");
+  env.set("SLURM_JOB_ID", "88");
+  EXPECT_EQ(resolve(env).run_id, "slurm:88");
+  env.set("TORCHELASTIC_RUN_ID", "abc-1");
+  EXPECT_EQ(resolve(env).run_id, "slurm:88,torchrun:abc-1");
+  env.set("SLURM_STEP_ID", "3");
+  EXPECT_EQ(resolve(env).run_id, "slurm:88.3,torchrun:abc-1");
+}
+
+TEST(RunId, TorchrunsDefaultNoneIsNoId) {
+  EnvSnapshot env;
+  env.set("TORCHELASTIC_RUN_ID", "none");
+  EXPECT_EQ(resolve(env).run_id, "");
+  env.set("CHAKRA_RUN_ID", "chakra-run:h-12-99");
+  EXPECT_EQ(resolve(env).run_id, "chakra-run:h-12-99");
+}
+
+TEST(RunId, ChakraRunsIdOnlyWhereNoLauncherStartsEachRank) {
+  for (const auto& [var, value, id] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"SLURM_STEP_ID", "0", "slurm:7.0"},
+           {"PMIX_NAMESPACE", "prterun-h-1@1", "slurm:7,pmix:prterun-h-1@1"},
+           {"OMPI_MCA_ess_base_jobid", "1234", "slurm:7,ompi:1234"}}) {
+    EnvSnapshot env;
+    env.set("SLURM_JOB_ID", "7");
+    env.set("CHAKRA_RUN_ID", "chakra-run:mine");
+    EXPECT_EQ(resolve(env).run_id, "slurm:7,chakra-run:mine");
+    env.set(var, value);
+    EXPECT_EQ(resolve(env).run_id, id) << var;
+  }
+}
+
+TEST(RunId, ALaunchersValueThatIsNoIdIsDropped) {
+  EnvSnapshot env;
+  env.set("TORCHELASTIC_RUN_ID", "a b");
+  EXPECT_EQ(resolve(env).run_id, "");
+  env.set("TORCHELASTIC_RUN_ID", std::string(300, 'x'));
+  EXPECT_EQ(resolve(env).run_id, "");
 }
 
 }  // namespace

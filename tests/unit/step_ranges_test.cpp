@@ -32,6 +32,18 @@ TEST(CapturedText, NamesTheStepsKept) {
   EXPECT_EQ(captured_text(m), "captured steps [5] (1 step");
 }
 
+// Issue #49: the line named the whole steps only, while both files also
+// held the partial step the exit cut.
+TEST(CapturedText, APartialStepBesideWholeOnesIsNamed) {
+  StepsMeta m;
+  m.start = 25;
+  m.end = 40;
+  m.captured = {25, 26, 27, 28, 29};
+  m.partial_last_step = 30;
+  m.reason = "exit";
+  EXPECT_EQ(captured_text(m), "captured steps [25-29] + partial step 30, cut by exit (5 steps");
+}
+
 TEST(CapturedText, AWindowWithOnlyAPartialStepSaysWhyAndWhichStep) {
   StepsMeta m;
   m.start = 3;

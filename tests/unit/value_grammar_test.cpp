@@ -196,6 +196,20 @@ TEST(ParseJobId, RejectsEmptyDotsAndUnsafeCharacters) {
     EXPECT_EQ(parse_job_id(bad), std::nullopt) << "'" << bad << "'";
 }
 
+// ---- parse_run_id ----------------------------------------------------------
+
+TEST(ParseRunId, AcceptsLaunchersIdsUpTo256Characters) {
+  for (const char* good : {"slurm:88.0", "slurm:88,torchrun:3f2a-9", "pid:41@node-3", "prterun-h-1@1"})
+    EXPECT_EQ(parse_run_id(good), std::optional<std::string>(good)) << good;
+  EXPECT_EQ(parse_run_id(std::string(256, 'x')), std::optional<std::string>(std::string(256, 'x')));
+  EXPECT_EQ(parse_run_id(std::string(257, 'x')), std::nullopt);
+}
+
+TEST(ParseRunId, RejectsEmptyAndWhatALogLineOrAFileCouldNotCarry) {
+  for (const char* bad : {"", "a b", "a\nb", "a/b", "a\"b", "é", "a;b"})
+    EXPECT_EQ(parse_run_id(bad), std::nullopt) << "'" << bad << "'";
+}
+
 // ---- ascii_lower -----------------------------------------------------------
 
 TEST(AsciiLower, LowersOnlyAsciiLetters) {

@@ -4,6 +4,7 @@
 
 #include "check/rank_check.h"
 #include "common/missing_ranks.h"
+#include "common/run_mix.h"
 #include "config/value_grammar.h"
 #include "files/publish.h"
 
@@ -30,6 +31,28 @@ std::optional<CaptureMeta> group_meta(const std::vector<RankReport>& reports, co
     if (r.group == group && r.meta) return r.meta;
   }
   return std::nullopt;
+}
+
+// Files of two runs in one capture (issue #49): run_mix.h; and one rank
+// whose ET and device trace name two runs.
+void mixed_run_rules(const std::string& group, std::vector<RankReport>& reports) {
+  std::vector<RankRunId> runs;
+  std::vector<std::string> split;
+  for (const auto& r : reports) {
+    if (r.group != group || !r.rank) continue;
+    RankRunId run;
+    run.rank = *r.rank;
+    run.run = r.meta && r.meta->run ? r.meta->run : r.et_run;
+    run.world_size = r.meta && r.meta->world_size ? r.meta->world_size : r.et_meta_world_size;
+    runs.push_back(run);
+    if (r.meta && r.meta->run && r.et_run && *r.meta->run != *r.et_run)
+      split.push_back("rank " + std::to_string(*r.rank) + "'s ET is of run " + *r.et_run +
+                      ", its device trace of run " + *r.meta->run);
+  }
+  std::string detail = mixed_runs_detail(runs);
+  for (const auto& s : split) detail += (detail.empty() ? "" : "; ") + s;
+  if (!detail.empty())
+    report_for(reports, group, std::nullopt).findings.push_back({RuleId::ranks_mixed_runs, detail});
 }
 
 void unpaired_rules(const CaptureGroup& group, const std::string& root, std::vector<RankReport>& reports) {
@@ -152,6 +175,7 @@ void capture_rules(const CaptureGroup& group, const std::string& display_root,
                              display_path(path, display_root) + " " + describe_unknown_file(path)});
   }
   unpaired_rules(group, display_root, reports);
+  mixed_run_rules(group.label, reports);
   if (!group.label.empty()) missing_rank_rules(group, reports);
   std::stable_sort(reports.begin(), reports.end(), [](const RankReport& a, const RankReport& b) {
     if (a.group != b.group) return a.group < b.group;

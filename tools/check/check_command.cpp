@@ -43,7 +43,7 @@ constexpr const char* kUsage =
     "\n"
     "One line per problem: 'rank R: error|warning [rule] what: fix', then a summary\n"
     "line per rank. Above 8 ranks the totals come first, ranks with the same clean\n"
-    "verdict share one line ('510 ranks ok (0-509): steps 3,4 in both files; ...'),\n"
+    "verdict share one line ('510 ranks ok (0-509): steps 3-4 in both files; ...'),\n"
     "each rank with an error or warning gets its own lines, and a rule that hits\n"
     "many ranks gets one line naming them all. docs/check.md lists every rule.\n"
     "\n"
@@ -88,8 +88,8 @@ int check_windows(const RunRequest& base, const std::vector<std::string>& window
   } else if (json) {
     std::printf("%s\n", nlohmann::ordered_json{{"windows", doc}}.dump(2).c_str());
   } else {
-    std::printf("chakrashim check: %zu windows, %zu %s\n", windows.size(), failing,
-                failing == 1 ? "fails" : "fail");
+    std::printf("chakrashim check: %zu window%s, %zu %s\n", windows.size(), windows.size() == 1 ? "" : "s",
+                failing, failing == 1 ? "fails" : "fail");
   }
   return worst;
 }

@@ -35,6 +35,7 @@ struct RankFigures {
 // (missing and filtered ranks, unpaired files) need it.
 struct CaptureMeta {
   std::optional<std::uint64_t> world_size;
+  std::optional<std::string> run;  // the launch's id (ranks.run), if written
   std::optional<std::string> ranks_filter;
   std::optional<std::string> host_trace;  // "on", "off", or why it was skipped
   std::optional<std::string> cupti;       // "ok", "absent" (no CUDA), "disabled", ...
@@ -66,6 +67,9 @@ struct RankReport {
   // What the ET's own metadata says of the window's device trace ("on",
   // "off"): chakrashim's ETs say it, torch's do not (issue #49).
   std::optional<std::string> et_device_trace;
+  // The run and world size the ET's chakrashim object names (issue #49).
+  std::optional<std::string> et_run;
+  std::optional<std::uint64_t> et_meta_world_size;
 };
 
 }  // namespace chakrashim::tools::check

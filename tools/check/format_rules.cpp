@@ -66,6 +66,10 @@ const std::array<Rule, kRuleCount> kRules = {{
      "the job's own torch.profiler opens a ProfilerStep#N every step (prof.step(), numbered from where it "
      "started) and the capture kept them beside chakrashim's, so Chakra's linker and HTA take wrong steps; "
      "re-capture with this chakrashim, which writes the job's as job:ProfilerStep#N"},
+    {ranks_mixed_runs, "ranks.mixed_runs", E, "every file of one capture comes from one run (launch) of the job",
+     "another run wrote into this capture's folders (a chakrashim before 0.13 chose folders rank by rank, or "
+     "a run with CHAKRA_OVERWRITE over another's); the ranks listed together are one run: take them "
+     "alone, or re-capture"},
     {link_host_only, "link.host_only", W, "the device trace has cuda_runtime events",
      "Chakra's own linker (chakra_trace_link) will refuse this pair (the HTA parser inside it fails "
      "with KeyError 'cuda_runtime'); use chakrashim link. HTA's own GPU breakdowns need GPU events "

@@ -18,7 +18,7 @@ enum class RuleId : std::uint8_t {
   device_json, device_rank, device_profiler_step, device_rf_id,
   join_rf_id, gpu_external_id, gpu_launch_name, gpu_stream, gpu_correlation,
   span_equal, steps_match, files_partial, files_unreadable, ranks_missing, ranks_unpaired,
-  et_duplicates, join_op_count, files_none, pair_mismatch, steps_profiler_step,
+  et_duplicates, join_op_count, files_none, pair_mismatch, steps_profiler_step, ranks_mixed_runs,
   // warnings
   link_host_only, et_schema, ranks_filtered, steps_partial_last, device_dropped,
   device_truncated, et_parent_missing, steps_merged,

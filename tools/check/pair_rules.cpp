@@ -84,8 +84,37 @@ void identity_rule(const std::string& et_path, const std::string& device_path, P
   if (!line.empty()) out.push_back({RuleId::pair_mismatch, std::move(line)});
 }
 
+std::optional<std::vector<std::uint64_t>> torch_last_cycle(const EtFacts& et, const DeviceFacts& device,
+                                                           const std::optional<CaptureMeta>& meta) {
+  if (meta) return std::nullopt;
+  std::vector<std::uint64_t> in_et = et.profiler_steps(), in_device = device.steps_by_time();
+  std::sort(in_et.begin(), in_et.end());
+  std::sort(in_device.begin(), in_device.end());
+  in_et.erase(std::unique(in_et.begin(), in_et.end()), in_et.end());
+  in_device.erase(std::unique(in_device.begin(), in_device.end()), in_device.end());
+  // The device trace's steps are the ET's last ones: the schedule's last
+  // cycle (a device trace that lost another step is something else).
+  if (in_device.empty() || in_et.size() <= in_device.size() ||
+      !std::equal(in_device.begin(), in_device.end(), in_et.end() - static_cast<std::ptrdiff_t>(in_device.size())))
+    return std::nullopt;
+  return in_et;
+}
+
 void pair_rules(const EtFacts& et, const DeviceFacts& device, const std::optional<CaptureMeta>& meta,
                 const std::string& step_marker, RankFigures& figures, std::vector<Finding>& out) {
+  if (const auto et_steps = torch_last_cycle(et, device, meta)) {
+    std::vector<std::uint64_t> dev = device.steps_by_time();
+    std::sort(dev.begin(), dev.end());
+    figures.steps_et = *et_steps;
+    out.push_back({RuleId::steps_match,
+                   "the ET holds steps " + step_list(*et_steps) + " (its ProfilerStep#N nodes), the device trace "
+                   "only " + step_list(dev) + ": the device trace is the last cycle of a torch.profiler schedule "
+                   "(on_trace_ready writes each cycle over the one before; NeMo's chakra_profile with "
+                   "active_steps=1) while its ExecutionTraceObserver recorded every step; make the schedule's "
+                   "active steps cover the window (NeMo: active_steps = end_step - start_step + 1), or capture "
+                   "with chakrashim (docs/nemo.md)"});
+    return;
+  }
   join_rule(et, device, figures, out);
   op_count_rule(et, device, out);
   steps_rule(et, device, meta, step_marker, figures, out);

@@ -74,6 +74,11 @@ RankReport check_rank(const std::string& group, const RankFiles& files,
     if (et_summary.chakrashim && et_summary.chakrashim->is_object()) {
       const auto it = et_summary.chakrashim->find("device_trace");
       if (it != et_summary.chakrashim->end() && it->is_string()) report.et_device_trace = it->get<std::string>();
+      const auto run = et_summary.chakrashim->find("run");
+      if (run != et_summary.chakrashim->end() && run->is_string()) report.et_run = run->get<std::string>();
+      const auto world = et_summary.chakrashim->find("world_size");
+      if (world != et_summary.chakrashim->end() && world->is_number_unsigned())
+        report.et_meta_world_size = world->get<std::uint64_t>();
     }
     note_et(identity, *files.host_path, et_summary);
     et_rules(in, report.figures, report.findings);
@@ -114,8 +119,11 @@ RankReport check_rank(const std::string& group, const RankFiles& files,
     // Ahead of pair_rules: when the files are not one rank's, the join and
     // step findings that follow are only its consequences.
     note_device(identity, summary);
-    identity_rule(display_path(*files.host_path, options.display_root), in.path, identity, et, device,
-                  report.findings);
+    // torch.profiler's last cycle beside its whole ET is said as such
+    // (pair_rules), not as files of two processes.
+    if (!torch_last_cycle(et, device, report.meta))
+      identity_rule(display_path(*files.host_path, options.display_root), in.path, identity, et, device,
+                    report.findings);
     pair_rules(et, device, report.meta, options.step_marker, report.figures, report.findings);
   }
   return report;

@@ -69,8 +69,16 @@ void et_schema_rules(const EtInput& in, std::vector<Finding>& out) {
 
 std::string step_list(const std::vector<std::uint64_t>& steps) {
   if (steps.empty()) return "none";
+  // Runs of consecutive steps as ranges (issue #49: a 100-step window
+  // listed every step): {3,4,5,8} -> "3-5,8".
   std::string out;
-  for (const auto step : steps) out += (out.empty() ? "" : ",") + std::to_string(step);
+  for (std::size_t i = 0; i < steps.size();) {
+    std::size_t j = i;
+    while (j + 1 < steps.size() && steps[j + 1] == steps[j] + 1) ++j;
+    out += (out.empty() ? "" : ",") + std::to_string(steps[i]);
+    if (j > i) out += "-" + std::to_string(steps[j]);
+    i = j + 1;
+  }
   return out;
 }
 
@@ -94,6 +102,7 @@ std::optional<CaptureMeta> parse_meta(const json& object) {
   }
   const json& ranks = object_at(object, s::kMetaRanks);
   meta.world_size = u64_at(ranks, s::kWorldSize);
+  meta.run = string_at(ranks, s::kMetaRun);
   meta.ranks_filter = string_at(ranks, s::kMetaFilter);
   meta.host_trace = string_at(object, s::kMetaHostTrace);
   const json& device = object_at(object, s::kMetaDeviceTrace);

@@ -42,6 +42,17 @@ void et_rules(const EtInput& in, RankFigures& figures, std::vector<Finding>& out
 void device_rules(const DeviceInput& in, const std::optional<CaptureMeta>& meta,
                   RankFigures& figures, std::vector<Finding>& out);
 // The join and the steps; both files parsed.
+// A pair torch.profiler wrote (no chakrashim metadata) whose device trace
+// holds the last cycle of its schedule only, while its ET observer recorded
+// every step: the ET's ProfilerStep#N numbers, a strict superset of the
+// device trace's (NeMo's chakra_profile with its default active_steps=1:
+// on_trace_ready writes each cycle over the one before; issue #49). Then
+// one steps.match error says so, in place of the rf_id and op-count
+// findings, which are only its consequences. The ET's step numbers, else
+// nullopt.
+std::optional<std::vector<std::uint64_t>> torch_last_cycle(const EtFacts& et, const DeviceFacts& device,
+                                                           const std::optional<CaptureMeta>& meta);
+
 void pair_rules(const EtFacts& et, const DeviceFacts& device, const std::optional<CaptureMeta>& meta,
                 const std::string& step_marker, RankFigures& figures, std::vector<Finding>& out);
 
@@ -53,6 +64,7 @@ void identity_rule(const std::string& et_path, const std::string& device_path, P
                    const DeviceFacts& device, std::vector<Finding>& out);
 
 // "3,4,5" for {3,4,5}; "none" for {}.
+// {3,4,5,8} -> "3-5,8"; {} -> "none"
 std::string step_list(const std::vector<std::uint64_t>& steps);
 
 }  // namespace chakrashim::tools::check

@@ -35,7 +35,7 @@ std::string counted(std::uint64_t n, const char* what) {
   return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
 }
 
-// "; steps 3,4 in both files", or each file's steps where they differ.
+// "; steps 3-4 in both files", or each file's steps where they differ.
 std::string steps_text(const RankFigures& f) {
   if (f.steps_et && f.steps_device && *f.steps_et == *f.steps_device)
     return "; steps " + step_list(*f.steps_device) + " in both files";
@@ -145,9 +145,13 @@ std::string run_prefix(const std::string& group, bool show_group) {
 std::string per_rank_text(const std::vector<RankReport>& reports, const TextOptions& o) {
   const bool show_group = several_groups(reports);
   std::string out;
+  // A note is said once per run, on its first rank (issue #49: the 300
+  // characters of link.host_only came once per rank); the others' summary
+  // lines carry it in a word ("host-only").
+  std::set<std::pair<std::string, RuleId>> noted;
   for (const auto& r : reports) {
     for (const auto& f : r.findings) {
-      if (o.quiet && severity_of(f) == Severity::info) continue;
+      if (severity_of(f) == Severity::info && (o.quiet || !noted.insert({r.group, f.rule}).second)) continue;
       out += finding_line(r, f, show_group) + "\n";
     }
     if (!o.quiet && r.rank) out += summary_line(r, show_group) + "\n";

@@ -23,7 +23,7 @@ int exit_status(const Totals& totals, bool strict);
 
 //   rank 0: error [et.finalized] 0_chakra/rank-0.json has no finish_ts: the capture did not finish; ...
 std::string finding_line(const RankReport& report, const Finding& finding, bool show_group);
-//   rank 0: ok; steps 4,5,6 in both files; rf_id join 14388/14388 (100.0%); 40573 events
+//   rank 0: ok; steps 4-6 in both files; rf_id join 14388/14388 (100.0%); 40573 events
 std::string summary_line(const RankReport& report, bool show_group);
 // Above this many ranks the text groups ranks with the same verdict; at or
 // below it, and with `verbose`, every rank gets its summary line.
@@ -37,7 +37,7 @@ struct TextOptions {
 
 // The verdict that ranks share when they read alike: status, steps, join
 // share and host-only, without the per-rank counts.
-//   "ok; steps 3,4 in both files; rf_id join 100.0%"
+//   "ok; steps 3-4 in both files; rf_id join 100.0%"
 std::string verdict_key(const RankReport& report);
 
 // The totals line, naming the runs when there are several:

@@ -244,6 +244,22 @@ std::string contents_of(const std::string& dir) {
 }  // namespace
 
 std::string nothing_found(const std::string& dir) {
+  // The capture's own folders, there and empty: the capture wrote nothing
+  // (issue #49: after a full disk, check asked for folders that were there).
+  std::vector<std::string> empty_ours;
+  std::error_code ec0;
+  for (const auto& entry : fs::directory_iterator(dir, ec0)) {
+    const auto folder = parse_folder_name(entry.path().filename().string());
+    std::error_code ec;
+    if (folder && entry.is_directory(ec) && fs::is_empty(entry.path(), ec))
+      empty_ours.push_back(entry.path().filename().string() + "/");
+  }
+  if (!empty_ours.empty()) {
+    std::sort(empty_ours.begin(), empty_ours.end(), natural_less);
+    return "no capture in " + dir + ": " + first_few(empty_ours) + (empty_ours.size() == 1 ? " is" : " are") +
+           " empty: the capture made them and wrote nothing there (a full or unwritable disk, a window that kept no "
+           "step, or a job that died before its window ended: its log says which)";
+  }
   const auto below = capture_roots_below(dir);
   // Trace roots of repeated or on-demand captures lie two levels down
   // (ROOT/step-S/JOB_chakra): name them too, as the commands take them.

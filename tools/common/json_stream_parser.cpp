@@ -73,7 +73,10 @@ void append_utf8(std::string& out, std::uint32_t cp) {
 
 class Parser {
  public:
-  Parser(std::streambuf& in, json::json_sax_t& sax) : in_(in), sax_(sax), buffer_(kBufferBytes) {}
+  Parser(std::streambuf& in, json::json_sax_t& sax) : in_(in), sax_(sax), buffer_(kBufferBytes) {
+    // Empty, at the buffer's start: the first refill counts 0 bytes consumed.
+    p_ = end_ = buffer_.data();
+  }
 
   JsonStreamOutcome run();
 

@@ -68,6 +68,8 @@ constexpr const char* kUsage =
     "                      the timeline where it lands (parent op or gap); default:\n"
     "                      what the capture measured (its recording_cost), 0 for an\n"
     "                      ET+ given as a file; 0 keeps the captured timeline as is\n"
+    "  --keep-partial-step with DIR: keep the window's partial last step (by default\n"
+    "                      what ran from its start on is left out, said in one line)\n"
     "  --quiet             print errors and warnings only\n"
     "  --verbose           with DIR: one line per rank, however many ranks\n"
     "  --log-filename F    accepted for chakra_converter's scripts; ignored\n"
@@ -82,7 +84,7 @@ struct Args {
   std::string input, output, prefix;
   std::vector<std::string> given;  // one at most
   bool quiet = false, verbose = false;
-  bool chakra_exact = false, no_gaps = false;
+  bool chakra_exact = false, no_gaps = false, keep_partial = false;
   // kFromCapture: not given (the capture's own figure).
   static constexpr std::uint64_t kFromCapture = ~std::uint64_t{0};
   std::uint64_t op_cost_ns = kFromCapture;
@@ -99,6 +101,7 @@ CommandLine command_line(Args& a) {
       .flag({"--verbose", "-v"}, a.verbose)
       .flag({"--chakra-exact"}, a.chakra_exact)
       .flag({"--no-gaps"}, a.no_gaps)
+      .flag({"--keep-partial-step"}, a.keep_partial)
       .number({"--op-cost-ns"}, 0, 1000000, "nanoseconds from 0 to 1000000", a.op_cost_ns)
       .ignored({"--log-filename"})
       .refused({"--simulate"}, "--simulate (chakra_converter's debug simulation) is not supported")
@@ -148,7 +151,7 @@ int run_convert_command(int argc, char** argv) {
   const bool folder = a.input.empty() && std::filesystem::is_directory(given, ec);
   if (folder) {
     if (!a.output.empty()) return line.usage_error("--output is for one ET+; with a folder use --prefix");
-    const ConvertPlan plan = plan_convert(given, a.prefix);
+    const ConvertPlan plan = plan_convert(given, a.prefix, a.keep_partial);
     if (!plan.error.empty()) {
       for (const auto& skip : plan.skipped) std::fprintf(stderr, "%s\n", skip.c_str());
       std::fprintf(stderr, "chakrashim convert: %s\n", plan.error.c_str());
@@ -161,6 +164,11 @@ int run_convert_command(int argc, char** argv) {
       job.options = options;
       return convert_one(job);
     });
+    std::vector<std::pair<std::uint64_t, link::LeftOutStep>> left;
+    for (const auto& r : run.results)
+      if (r.ok && r.left_out) left.emplace_back(r.rank, *r.left_out);
+    if (const std::string line = link::left_out_line(left); !line.empty())
+      std::fprintf(stderr, "chakrashim convert: %s\n", line.c_str());
     const int status =
         report(run.results, plan.skipped, rank_lines_wanted(run.results.size(), a.verbose, a.quiet), false);
     std::string groups_error;

@@ -113,6 +113,7 @@ void link_then_read(const ConvertJob& job, EtPlusRead& read, ConvertResult& out,
   out.linked = true;
   out.link_seconds = linked.seconds;
   out.link_warnings = linked.warnings;
+  out.left_out = linked.left_out;
   if (!linked.ok) out.error = "link: " + linked.error;
 }
 
@@ -137,6 +138,7 @@ bool join_in_memory(const ConvertJob& job, NodeEncoder& encoder, EtPlusRead& rea
   out.input.clear();  // no ET+ file
   out.link_seconds = planned.result.seconds;
   out.link_warnings = planned.result.warnings;
+  out.left_out = planned.result.left_out;
   read.ok = true;
   read.trace = std::move(*joined);
   return true;
@@ -193,13 +195,13 @@ ConvertResult convert_one(const ConvertJob& job, std::atomic<std::uint64_t>* pro
   return out;
 }
 
-ConvertPlan plan_convert(const std::string& dir, const std::string& prefix) {
+ConvertPlan plan_convert(const std::string& dir, const std::string& prefix, bool keep_partial_step) {
   ConvertPlan plan;
   std::error_code ec;
   const fs::path root = fs::absolute(fs::path(dir), ec).lexically_normal();
   const fs::path self = root.has_filename() ? root : root.parent_path();
   if (plan_linked_folder(self, prefix, plan)) return plan;
-  const link::CapturePlan captured = link::plan_capture(dir, "", false);
+  const link::CapturePlan captured = link::plan_capture(dir, "", false, keep_partial_step);
   plan.skipped = captured.skipped;
   plan.warnings = captured.warnings;
   if (!captured.error.empty()) {

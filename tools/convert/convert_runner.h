@@ -39,6 +39,7 @@ struct ConvertResult {
   bool in_memory = false;  // ... in memory only (linked_join.h): no ET+ file, `input` empty
   double link_seconds = 0, seconds = 0;
   std::vector<std::string> link_warnings;
+  std::optional<link::LeftOutStep> left_out;  // the partial step link left out
   std::uint64_t nodes_read = 0;
   GraphStats stats;
   SimReadyStats sim;
@@ -60,7 +61,7 @@ struct ConvertPlan {
 // by the run (link_first, in memory where linked_join.h can; otherwise
 // through JOB_linked/rank-R.json). Outputs are PREFIX.R.et; `prefix` empty:
 // JOB_et/rank beside the capture's folders.
-ConvertPlan plan_convert(const std::string& dir, const std::string& prefix);
+ConvertPlan plan_convert(const std::string& dir, const std::string& prefix, bool keep_partial_step = false);
 
 // ASTRA-sim's communicator-group file for a job with more than one process
 // group: PREFIX.comm_groups.json beside the ranks' PREFIX.R.et (from the

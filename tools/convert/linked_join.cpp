@@ -22,9 +22,14 @@ std::optional<EtPlus> join_linked(HostEtRead& host, const link::LinkPlan& plan, 
   for (const auto& n : plan.nodes) total += n.children;
   out.nodes.reserve(total);
   std::uint64_t linked = 0;  // nodes the reader counts as linked
-  for (std::size_t i = 0; i < host.nodes.size(); ++i) {
-    const std::size_t index = plan.in_file_order ? i : plan.write_order.at(i);
+  // write_order names the nodes written, left-out ones not (a plan made
+  // by hand in file order may leave it empty).
+  const bool all_in_file_order = plan.in_file_order && plan.write_order.empty();
+  const std::size_t count = all_in_file_order ? host.nodes.size() : plan.write_order.size();
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t index = all_in_file_order ? i : plan.write_order[i];
     const link::LinkedNode& ln = plan.nodes[index];
+    if (ln.dropped) continue;
     HostEtNode& h = host.nodes[index];
     EtPlusNode node = std::move(h.node);
     node.id = ln.new_id;

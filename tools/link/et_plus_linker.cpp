@@ -73,7 +73,7 @@ void renumber_parents(const std::vector<HostNode>& host, const HostTree& tree, L
                       std::uint64_t next_id) {
   std::unordered_map<std::uint64_t, std::uint64_t> fresh;  // unknown parent -> its new id
   for (const std::uint32_t i : tree.by_id) {
-    if (!host[i].parent) continue;
+    if (!host[i].parent || plan.nodes[i].dropped) continue;
     if (const auto p = find_node(host, tree, *host[i].parent)) {
       plan.nodes[i].new_parent = plan.nodes[*p].new_id;
     } else {
@@ -86,7 +86,7 @@ void renumber_parents(const std::vector<HostNode>& host, const HostTree& tree, L
 
 }  // namespace
 
-LinkPlan link_et_plus(const std::vector<HostNode>& host, const DeviceOps& device) {
+LinkPlan link_et_plus(const std::vector<HostNode>& host, const DeviceOps& device, const std::vector<bool>* dropped) {
   LinkPlan plan;
   if (device.duplicate_correlation) {
     plan.error = "two launches share correlation " + std::to_string(*device.duplicate_correlation) +
@@ -108,8 +108,14 @@ LinkPlan link_et_plus(const std::vector<HostNode>& host, const DeviceOps& device
   std::unordered_map<std::int64_t, std::uint64_t> host_of_rf;
   std::vector<bool> gpu_used(device.gpu.size(), false);
   std::uint64_t next_id = 0;
+  const auto left_out = [&](std::uint32_t i) { return dropped != nullptr && i < dropped->size() && (*dropped)[i]; };
   for (const std::uint32_t i : tree.by_id) {
     LinkedNode& node = plan.nodes[i];
+    if (left_out(i)) {
+      node.dropped = true;
+      ++plan.stats.dropped;
+      continue;
+    }
     node.new_id = next_id++;
     if (!tree.reachable[i] || !host[i].rf_id) continue;
     const auto op_index = by_rf.find(static_cast<std::int64_t>(*host[i].rf_id));
@@ -133,7 +139,9 @@ LinkPlan link_et_plus(const std::vector<HostNode>& host, const DeviceOps& device
   }
   renumber_parents(host, tree, plan, next_id);
 
-  plan.write_order = tree.by_id;
+  plan.write_order.reserve(tree.by_id.size());
+  for (const std::uint32_t i : tree.by_id)
+    if (!plan.nodes[i].dropped) plan.write_order.push_back(i);
   plan.in_file_order = tree.file_in_id_order;
   LinkStats& s = plan.stats;
   s.host_nodes = host.size();

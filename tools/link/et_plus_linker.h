@@ -35,6 +35,8 @@ struct LinkedNode {
   // GPU children: plan.child_ops[first_child, first_child + children), with
   // new ids new_id + 1 + i.
   std::uint32_t first_child = 0, children = 0;
+  // Left out (partial_step.h): no id, not written, in no write_order.
+  bool dropped = false;
 };
 
 struct LinkStats {
@@ -43,6 +45,7 @@ struct LinkStats {
   std::uint64_t gpu_children = 0;     // child nodes written
   std::uint64_t gpu_unlinked = 0;     // GPU ops under no host node
   std::uint64_t gpu_no_launch = 0, gpu_no_parent = 0;
+  std::uint64_t dropped = 0;  // host nodes left out
 };
 
 struct LinkPlan {
@@ -55,6 +58,9 @@ struct LinkPlan {
   std::string error;  // set when Chakra would refuse the pair; nothing else is then
 };
 
-LinkPlan link_et_plus(const std::vector<HostNode>& host, const DeviceOps& device);
+// `dropped` (per host node, in file order; may be null): nodes left out,
+// with all their descendants among them (partial_step.h).
+LinkPlan link_et_plus(const std::vector<HostNode>& host, const DeviceOps& device,
+                      const std::vector<bool>* dropped = nullptr);
 
 }  // namespace chakrashim::tools::link

@@ -80,6 +80,7 @@ class EtPlusSax final : public json::json_sax_t {
   NodeFields node_;
   std::string node_out_;
   std::size_t node_index_ = 0;
+  bool wrote_node_ = false;  // a node is out: the next one needs a comma
   std::unique_ptr<NodeSpool> spool_;
 };
 
@@ -175,11 +176,16 @@ bool EtPlusSax::top_value(std::string_view key, std::string_view value) {
 bool EtPlusSax::node_done() {
   if (node_index_ >= plan_.nodes.size()) return fail("the ET has more nodes than on the first read: did it change?");
   node_out_.clear();
-  emitter_.emit(node_, node_index_, node_out_);
+  const bool dropped = plan_.nodes[node_index_].dropped;
+  // A left-out node keeps its place in the spool (positions are file
+  // positions) as an empty text that write_order never names.
+  if (!dropped) emitter_.emit(node_, node_index_, node_out_);
   ++node_index_;
-  outcome_.nodes_written += 1 + plan_.nodes[node_index_ - 1].children;
+  if (!dropped) outcome_.nodes_written += 1 + plan_.nodes[node_index_ - 1].children;
   if (spool_) return spool_->add(node_out_) || fail(spool_->error());
-  if (node_index_ > 1 && !put(",\n")) return false;
+  if (dropped) return true;
+  if (wrote_node_ && !put(",\n")) return false;
+  wrote_node_ = true;
   return put(node_out_);
 }
 

@@ -40,6 +40,9 @@ constexpr const char* kUsage =
     "Each input is checked for its kind (an ET for --host, a device trace for\n"
     "--device) and the two for being one rank's (pid, rank, rf_ids).\n"
     "Inputs may be plain or gzip. Streaming: memory stays far below the inputs.\n"
+    "A window cut by the job's exit or a signal holds a partial last step (its\n"
+    "metadata's partial_last_step): what ran from that step's start on is left out\n"
+    "(its ops, their GPU work, their ET nodes), said in one line.\n"
     "\n"
     "options:\n"
     "  --host ET              one rank's host ET (also --chakra-host-trace)\n"
@@ -48,6 +51,7 @@ constexpr const char* kUsage =
     "  --rank R               the rank, for messages (chakra_trace_link needs it for HTA)\n"
     "  --output-dir DIR       with a capture DIR: write rank-R.json files here\n"
     "  --gzip                 write gzip (rank-R.json.gz)\n"
+    "  --keep-partial-step    keep the window's partial last step\n"
     "  --jobs N               ranks linked at once (default: the number of cores)\n"
     "  --quiet                print errors and warnings only\n"
     "  --verbose              one line per rank, however many ranks\n"
@@ -60,7 +64,7 @@ struct Args {
   std::string host, device, output, output_dir;
   std::vector<std::string> dirs;  // one at most
   std::optional<std::uint64_t> rank;
-  bool gzip = false, quiet = false, verbose = false;
+  bool gzip = false, quiet = false, verbose = false, keep_partial = false;
   std::size_t jobs = default_threads();
 };
 
@@ -72,6 +76,7 @@ CommandLine command_line(Args& a) {
       .number({"--rank"}, 0, UINT32_MAX, "a number", a.rank)
       .value({"--output-dir"}, a.output_dir)
       .flag({"--gzip"}, a.gzip)
+      .flag({"--keep-partial-step"}, a.keep_partial)
       .jobs(a.jobs)
       .flag({"--quiet", "-q"}, a.quiet)
       .flag({"--verbose", "-v"}, a.verbose)
@@ -113,10 +118,14 @@ int run_link_command(int argc, char** argv) {
   if (const auto status = line.read(argc, argv)) return *status;
   if (const std::string err = check_args(a); !err.empty()) return line.usage_error(err);
   if (a.dirs.empty()) {
-    RankJob job{a.rank.value_or(rank_from_file_name(std::filesystem::path(a.device).filename().string()).value_or(0)), a.host, a.device, a.output, a.gzip};
-    return report({link_rank(job)}, {}, !a.quiet);
+    RankJob job{a.rank.value_or(rank_from_file_name(std::filesystem::path(a.device).filename().string()).value_or(0)),
+                a.host, a.device, a.output, a.gzip, nullptr, a.keep_partial};
+    const RankResult result = link_rank(job);
+    if (const std::string left = left_out_line({result}); !left.empty())
+      std::fprintf(stderr, "chakrashim link: %s\n", left.c_str());
+    return report({result}, {}, !a.quiet);
   }
-  const CapturePlan plan = plan_capture(a.dirs[0], a.output_dir, a.gzip);
+  const CapturePlan plan = plan_capture(a.dirs[0], a.output_dir, a.gzip, a.keep_partial);
   if (!plan.error.empty()) {
     std::fprintf(stderr, "chakrashim link: %s\n", plan.error.c_str());
     return 1;
@@ -124,6 +133,8 @@ int run_link_command(int argc, char** argv) {
   for (const auto& w : plan.warnings) std::fprintf(stderr, "chakrashim link: warning: %s\n", w.c_str());
   const auto run = run_ranks(plan.jobs, a.jobs, a.quiet, "linking", link_rank);
   const bool rank_lines = rank_lines_wanted(run.results.size(), a.verbose, a.quiet);
+  if (const std::string left = left_out_line(run.results); !left.empty())
+    std::fprintf(stderr, "chakrashim link: %s\n", left.c_str());
   const int status = report(run.results, plan.skipped, rank_lines);
   if (!a.quiet) std::printf("%s\n", totals_line(run.results, run.seconds).c_str());
   return plan.skipped.empty() ? status : 1;

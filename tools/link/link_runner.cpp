@@ -11,12 +11,14 @@
 #include "common/chunk_pipe.h"
 #include "common/et_reader.h"
 #include "common/missing_ranks.h"
+#include "common/run_mix.h"
 #include "common/pair_identity.h"
 #include "common/rank_totals.h"
 #include "common/tool_schema.h"
 #include "common/trace_reader.h"
 #include "files/publish.h"
 #include "link/et_plus_writer.h"
+#include "link/partial_step.h"
 #include "files/gzip_sink.h"
 
 namespace chakrashim::tools::link {
@@ -82,7 +84,35 @@ bool read_host(const RankJob& job, std::vector<HostNode>& nodes, RankResult& out
   return true;
 }
 
-bool read_device(const RankJob& job, DeviceOps& device, RankResult& out, Identity& id) {
+// The partial last step the device trace's metadata names, and where its
+// ProfilerStep#N starts; nullopt when there is none (or no such span).
+struct PartialStep {
+  std::uint64_t step = 0;
+  std::int64_t ts = 0, dur = 0;
+  std::string reason;
+};
+
+std::optional<PartialStep> partial_step_of(const TraceSummary& summary,
+                                           const std::vector<std::pair<std::uint64_t, std::pair<std::int64_t, std::int64_t>>>& spans) {
+  if (!summary.chakrashim || !summary.chakrashim->is_object()) return std::nullopt;
+  const auto steps = summary.chakrashim->find("steps");
+  if (steps == summary.chakrashim->end() || !steps->is_object()) return std::nullopt;
+  const auto partial = steps->find("partial_last_step");
+  if (partial == steps->end() || !partial->is_number_unsigned()) return std::nullopt;
+  PartialStep out;
+  out.step = partial->get<std::uint64_t>();
+  if (const auto r = steps->find("reason"); r != steps->end() && r->is_string()) out.reason = r->get<std::string>();
+  for (const auto& [step, span] : spans)
+    if (step == out.step) {
+      out.ts = span.first;
+      out.dur = span.second;
+      return out;
+    }
+  return std::nullopt;
+}
+
+bool read_device(const RankJob& job, DeviceOps& device, RankResult& out, Identity& id,
+                 std::optional<PartialStep>& partial) {
   files::ByteStream stream(job.device_path);
   if (!stream.ok()) {
     out.error = job.device_path + ": " + stream.error();
@@ -90,9 +120,16 @@ bool read_device(const RankJob& job, DeviceOps& device, RankResult& out, Identit
   }
   std::istream in(&stream);
   DeviceOpsBuilder builder;
-  const TraceSummary summary = read_device_trace(in, [&builder, &id](const TraceEvent& e) {
+  // Each ProfilerStep#N's start and length: the partial step's is the cut.
+  std::vector<std::pair<std::uint64_t, std::pair<std::int64_t, std::int64_t>>> steps;
+  const TraceSummary summary = read_device_trace(in, [&builder, &id, &steps](const TraceEvent& e) {
     note_device_event(id.pair, e);
     builder.add(e);
+    if (e.cat == "user_annotation" && e.name.rfind("ProfilerStep#", 0) == 0 && e.ts_ns) {
+      const std::string digits = e.name.substr(13);
+      if (!digits.empty() && digits.size() < 20 && digits.find_first_not_of("0123456789") == std::string::npos)
+        steps.push_back({std::stoull(digits), {*e.ts_ns, e.dur_ns.value_or(0)}});
+    }
   });
   if (!summary.parse.ok || !stream.ok()) {
     out.error = parse_problem(job.device_path, stream, summary.parse);
@@ -100,6 +137,7 @@ bool read_device(const RankJob& job, DeviceOps& device, RankResult& out, Identit
   }
   note_device(id.pair, summary);
   device = std::move(builder).finish();
+  partial = partial_step_of(summary, steps);
   return true;
 }
 
@@ -182,9 +220,15 @@ RankPlan plan_rank(const RankJob& job) {
   r.output_path = job.output_path;
   std::vector<HostNode> host;
   Identity id;
-  if (kinds_match(job, r) && read_host(job, host, r, id) && read_device(job, out.device, r, id) &&
+  std::optional<PartialStep> partial;
+  if (kinds_match(job, r) && read_host(job, host, r, id) && read_device(job, out.device, r, id, partial) &&
       same_rank(host, out.device, job, id, r)) {
-    out.plan = link_et_plus(host, out.device);
+    std::optional<PartialCut> cut;
+    if (partial && !job.keep_partial_step) {
+      cut = cut_partial_step(partial->ts, host, out.device);
+      r.left_out = LeftOutStep{partial->step, partial->reason, partial->dur, cut->host_nodes, cut->gpu_ops};
+    }
+    out.plan = link_et_plus(host, out.device, cut ? &cut->host_dropped : nullptr);
     r.stats = out.plan.stats;
     if (!out.plan.error.empty()) {
       r.error = out.plan.error;
@@ -214,7 +258,36 @@ RankResult link_rank(const RankJob& given) {
   return out;
 }
 
-CapturePlan plan_capture(const std::string& dir, const std::string& output_dir, bool gzip) {
+std::string left_out_line(const std::vector<RankResult>& results) {
+  std::vector<std::pair<std::uint64_t, LeftOutStep>> ranks;
+  for (const auto& r : results)
+    if (r.ok && r.left_out) ranks.emplace_back(r.rank, *r.left_out);
+  return left_out_line(ranks);
+}
+
+std::string left_out_line(const std::vector<std::pair<std::uint64_t, LeftOutStep>>& left) {
+  std::vector<std::uint64_t> ranks, steps;
+  const LeftOutStep* first = nullptr;
+  for (const auto& [rank, l] : left) {
+    if (first == nullptr) first = &l;
+    ranks.push_back(rank);
+    if (std::find(steps.begin(), steps.end(), l.step) == steps.end()) steps.push_back(l.step);
+  }
+  if (first == nullptr) return {};
+  std::sort(ranks.begin(), ranks.end());
+  std::sort(steps.begin(), steps.end());
+  char ms[32];
+  std::snprintf(ms, sizeof ms, "%.1f ms", static_cast<double>(first->dur_ns) / 1e6);
+  const std::uint64_t first_rank = left.front().first;
+  const std::string what = steps.size() == 1 ? "the partial step " + std::to_string(steps[0])
+                                             : "the partial steps " + rank_ranges(steps);
+  return what + " at the window's end (" + (first->reason.empty() ? "cut" : first->reason) + "; " + ms + " on rank " +
+         std::to_string(first_rank) + ") is left out of " + (ranks.size() == 1 ? "rank " : "ranks ") +
+         rank_ranges(ranks) +
+         ": it holds what ran as the window ended, not a whole training step; --keep-partial-step keeps it";
+}
+
+CapturePlan plan_capture(const std::string& dir, const std::string& output_dir, bool gzip, bool keep_partial_step) {
   CapturePlan plan;
   const ScanResult scan = scan_capture(dir);
   if (!scan.error.empty()) {
@@ -228,6 +301,13 @@ CapturePlan plan_capture(const std::string& dir, const std::string& output_dir, 
   }
   const std::string file_name_suffix = gzip ? ".json.gz" : ".json";
   for (const CaptureGroup& g : scan.groups) {
+    // Two runs' files are no one capture: linked or converted together,
+    // they pass for one job's ranks (issue #49).
+    if (std::string mixed = mixed_runs_line(g); !mixed.empty()) {
+      plan.error = mixed + "; `chakrashim check` says more: give one run's files";
+      plan.jobs.clear();
+      return plan;
+    }
     if (std::string missing = missing_ranks_line(g); !missing.empty()) plan.warnings.push_back(std::move(missing));
     std::string out_dir = output_dir;
     if (out_dir.empty()) {
@@ -251,7 +331,7 @@ CapturePlan plan_capture(const std::string& dir, const std::string& output_dir, 
       }
       plan.jobs.push_back({r.rank, *r.host_path, *r.device_path,
                            (fs::path(out_dir) / ("rank-" + std::to_string(r.rank) + file_name_suffix)).string(),
-                           gzip});
+                           gzip, nullptr, keep_partial_step});
     }
   }
   if (plan.jobs.empty() && plan.error.empty()) plan.error = dir + ": no rank has both a host ET and a device trace";

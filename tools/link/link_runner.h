@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,17 @@ struct RankJob {
   // Also receives the ET+ as it is written, uncompressed (convert parses it
   // meanwhile); not owned.
   files::ByteSink* tee = nullptr;
+  // Keep the window's partial last step (partial_step.h); by default it is
+  // left out, and said.
+  bool keep_partial_step = false;
+};
+
+// The partial last step left out of one rank's link (issue #49).
+struct LeftOutStep {
+  std::uint64_t step = 0;
+  std::string reason;  // what ended the window: exit, signal:SIGTERM, ...
+  std::int64_t dur_ns = 0;
+  std::uint64_t host_nodes = 0, gpu_ops = 0;
 };
 
 struct RankResult {
@@ -35,7 +47,14 @@ struct RankResult {
   LinkStats stats;
   std::uint64_t nodes_written = 0;
   double seconds = 0;
+  std::optional<LeftOutStep> left_out;
 };
+
+// One line for the ranks' left-out partial steps, empty if none was:
+//   "the partial step 30 at the window's end (exit; 1377.2 ms on rank 0) is left out of ranks 0-1: it holds
+//    what ran as the window ended, not a training step; --keep-partial-step keeps it"
+std::string left_out_line(const std::vector<std::pair<std::uint64_t, LeftOutStep>>& ranks);
+std::string left_out_line(const std::vector<RankResult>& results);
 
 RankResult link_rank(const RankJob& job);
 
@@ -58,7 +77,8 @@ struct CapturePlan {
   std::vector<std::string> warnings;  // ranks the capture should hold and lacks (missing_ranks.h)
   std::string error;
 };
-CapturePlan plan_capture(const std::string& dir, const std::string& output_dir, bool gzip);
+CapturePlan plan_capture(const std::string& dir, const std::string& output_dir, bool gzip,
+                         bool keep_partial_step = false);
 
 // The end of a capture's link, in one line:
 //   "chakrashim link: 512 ranks linked, 0 failed; 1843200 GPU ops linked; 6.52 s; ET+ in /t/0_linked"

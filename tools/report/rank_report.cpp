@@ -101,7 +101,10 @@ RankStats report_rank(const std::string& group, const RankFiles& files, const Ra
 
   HostStats host = host_stats(table, partial_step_of(out.meta));
   out.steps = std::move(host.steps);
-  if (mark_merged_steps(out.meta, out.steps)) host.summary = summarize(out.steps);
+  // Step 0 is the job's setup only where chakrashim counted the steps.
+  for (auto& st : out.steps) st.setup = st.step == 0 && out.meta.has_value();
+  mark_merged_steps(out.meta, out.steps);
+  host.summary = summarize(out.steps);
   StepPhases phases = step_phases(table, unique_steps(table.steps));
   out.phases = std::move(phases.per_step);
   out.collectives = std::move(phases.collectives);

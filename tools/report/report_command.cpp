@@ -42,8 +42,9 @@ constexpr const char* kUsage =
     "then leads with a rank x step heatmap. docs/report.md shows an example.\n"
     "\n"
     "options:\n"
-    "  --html FILE           also write a self-contained page with SVG charts (step time\n"
-    "                        per rank, time breakdown per rank, one step's timeline)\n"
+    "  --html FILE           write a self-contained page with SVG charts (step time per\n"
+    "                        rank, time breakdown per rank, one step's timeline) instead\n"
+    "                        of the tables\n"
     "  --json                print one JSON document (times in integer ns) instead of tables\n"
     "  --top N               ops listed per rank (default 10, at most 100)\n"
     "  --top-ranks K         slowest ranks listed in the summary (default 5)\n"
@@ -112,9 +113,12 @@ int run_report_command(int argc, char** argv) {
   }
   if (json) {
     std::printf("%s\n", render_json(report, text.top_ops).dump(2).c_str());
+  } else if (!html_path.empty()) {
+    // The page instead of the tables (issue #49: both went out, and the
+    // page's line was lost at the end of a long report).
+    std::printf("chakrashim report: wrote %s\n", html_path.c_str());
   } else {
     std::fputs(render_text(report, text).c_str(), stdout);
-    if (!html_path.empty()) std::printf("wrote %s\n", html_path.c_str());
   }
   for (const auto& g : report.groups)
     for (const auto& r : g.ranks)

@@ -290,10 +290,10 @@ std::string html_ops_table(const RankStats& r, std::size_t top) {
 std::string facts_table(const Report& report, const HtmlOptions& o) {
   std::string torch, version, date;
   std::set<std::uint64_t> steps;
-  std::size_t ranks = 0;
+  std::set<std::uint64_t> rank_numbers;
   for (const auto& g : report.groups) {
     for (const auto& r : g.ranks) {
-      ++ranks;
+      rank_numbers.insert(r.rank);
       for (const auto& s : r.steps) steps.insert(s.step);
       if (r.meta && r.meta->is_object()) {
         if (torch.empty() && r.meta->contains("torch_version") && (*r.meta)["torch_version"].is_string())
@@ -307,9 +307,15 @@ std::string facts_table(const Report& report, const HtmlOptions& o) {
   std::string runs;
   for (const auto& g : report.groups) {
     if (g.label.empty()) continue;
-    const auto dot = g.label.find('.');
-    runs += (runs.empty() ? "" : ", ") + g.label + " (job " + g.label.substr(0, dot) + ", " +
-            std::to_string(g.ranks.size()) + " rank" + (g.ranks.size() == 1 ? "" : "s") + ")";
+    // "step-2/0.1": the window from step 2 of run 0.1 (job 0).
+    std::string label = g.label, window;
+    if (const auto slash = label.find('/'); label.rfind("step-", 0) == 0 && slash != std::string::npos) {
+      window = label.substr(5, slash - 5);
+      label = label.substr(slash + 1);
+    }
+    runs += (runs.empty() ? "" : ", ") + g.label + " (" + (window.empty() ? "" : "window from step " + window + ", ") +
+            "job " + label.substr(0, label.find('.')) + ", " + std::to_string(g.ranks.size()) + " rank" +
+            (g.ranks.size() == 1 ? "" : "s") + ")";
   }
   std::string step_text;
   for (const auto s : steps) step_text += (step_text.empty() ? "" : ", ") + std::to_string(s);
@@ -319,7 +325,9 @@ std::string facts_table(const Report& report, const HtmlOptions& o) {
   };
   row("folder", report.root.empty() ? o.folder : report.root);
   row(report.groups.size() > 1 ? "runs" : "run", runs.empty() ? std::string("loose files") : runs);
-  row("ranks", std::to_string(ranks));
+  // Ranks, not ranks times windows (issue #49: "ranks 4" for one process
+  // with repeated windows).
+  row("ranks", std::to_string(rank_numbers.size()));
   row("steps", step_text.empty() ? std::string("none") : step_text);
   row("captured", date);
   row("torch", torch);

@@ -5,6 +5,7 @@
 
 #include "check/check_runner.h"
 #include "common/missing_ranks.h"
+#include "common/run_mix.h"
 #include "common/progress.h"
 #include "common/rank_pool.h"
 
@@ -63,6 +64,14 @@ Report run_report(const ReportRequest& request) {
   if (request.timeline_rank && request.want_timeline && !timeline_placed) {
     report.usage_error = "--timeline-rank " + std::to_string(*request.timeline_rank) + ": no such rank";
     return report;
+  }
+  // Two runs' ranks are no one job: their skew and waits would compare
+  // jobs run minutes apart (issue #49). --ranks may pick one run's.
+  for (const auto& g : scan->groups) {
+    if (std::string mixed = mixed_runs_line(g, request.only_ranks); !mixed.empty()) {
+      report.usage_error = mixed + "; `chakrashim check` says more: give one run's files, or --ranks for one run's ranks";
+      return report;
+    }
   }
   const std::uint64_t bytes = total_bytes(jobs);
   Progress progress(bytes, request.progress && progress_wanted(bytes), "reading");

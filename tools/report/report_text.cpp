@@ -132,8 +132,12 @@ std::string rank_block(const RankStats& r, std::size_t top, bool show_group) {
   const StepSummary& s = r.summary;
   out += "  steps " + captured_list(r.steps);
   if (s.count > 0) {
-    out += format(": mean %s ms, min %s, max %s\n", ms_text(s.mean_ns).c_str(), ms_text(s.min_ns).c_str(),
-                  ms_text(s.max_ns).c_str());
+    // Only steps the mean leaves out (partial, the setup step, merged
+    // iterations): said, not passed off as the mean of whole steps (issue
+    // #49: "steps 14: mean 2325.831 ms" on one partial step).
+    const bool only_left_out = std::none_of(r.steps.begin(), r.steps.end(), counted_step);
+    out += format(": mean %s ms, min %s, max %s%s\n", ms_text(s.mean_ns).c_str(), ms_text(s.min_ns).c_str(),
+                  ms_text(s.max_ns).c_str(), only_left_out ? " (of steps the mean would leave out: no other)" : "");
     out += steps_table(r);
     out += phases_table(r);
   } else {

@@ -143,7 +143,12 @@ ScaleSummary summarize_group(const GroupReport& g, std::size_t top_ranks, std::s
     d.max_ns = times.back();
     d.median_ns = percentile(times, 0.5);
     d.p95_ns = percentile(times, 0.95);
-    d.setup = step == 0;
+    // Through a copy: clang 14 cannot capture a structured binding.
+    const auto this_step = step;
+    d.setup = std::any_of(list.begin(), list.end(), [&](const auto& x) {
+      const StepTime* st = find_step(*x.second, this_step);
+      return st && st->setup;
+    });
     out.steps.push_back(d);
     median_rank[step] = list[(list.size() - 1) / 2].second;
     median_ns[step] = d.median_ns;

@@ -22,8 +22,10 @@ bool is_backward_node(std::string_view name) {
 }
 
 // The sweep's layers, highest first: an instant counts in the first that
-// covers it.
-enum Layer : int { kComm, kOptimizer, kData, kBackward, kLayers };
+// covers it; then forward where a backward pass follows in the step, then
+// the optimizer's step, then forward before it (no backward pass), then
+// other.
+enum Layer : int { kComm, kData, kBackward, kZeroGrad, kOptimizer, kLayers };
 
 struct Edge {
   std::int64_t at;
@@ -31,15 +33,22 @@ struct Edge {
   int delta;
 };
 
+// `forward_end`: the end of the step's last backward pass (where there is
+// one): what runs before it, outside the layers above, is the forward of
+// some micro-batch, wherever it sits (inside the optimizer step's closure,
+// as Lightning runs it). `before_optimizer`: without a backward pass, the
+// forward ends where the optimizer's step begins.
 PhaseTimes phases_of_step(const std::vector<std::pair<std::int64_t, std::int64_t>> (&layers)[kLayers],
-                          std::int64_t start, std::int64_t end, std::int64_t forward_end) {
+                          std::int64_t start, std::int64_t end, std::int64_t forward_end,
+                          std::int64_t before_optimizer) {
   std::vector<Edge> edges;
   for (int l = 0; l < kLayers; ++l)
     for (const auto& [s, e] : layers[l]) {
       edges.push_back({s, l, +1});
       edges.push_back({e, l, -1});
     }
-  edges.push_back({forward_end, kLayers, 0});  // a boundary only
+  edges.push_back({forward_end, kLayers, 0});  // boundaries only
+  edges.push_back({before_optimizer, kLayers, 0});
   edges.push_back({end, kLayers, 0});
   std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.at < b.at; });
   PhaseTimes out{};
@@ -48,17 +57,44 @@ PhaseTimes phases_of_step(const std::vector<std::pair<std::int64_t, std::int64_t
   for (const auto& edge : edges) {
     const std::int64_t to = std::clamp(edge.at, start, end);
     if (to > at) {
-      Phase p = at < forward_end ? Phase::forward : Phase::other;
+      Phase p = Phase::other;
       if (open[kComm] > 0) p = Phase::communication;
-      else if (open[kOptimizer] > 0) p = Phase::optimizer;
       else if (open[kData] > 0) p = Phase::data;
       else if (open[kBackward] > 0) p = Phase::backward;
+      else if (open[kZeroGrad] > 0) p = Phase::optimizer;
+      else if (at < forward_end) p = Phase::forward;
+      else if (open[kOptimizer] > 0) p = Phase::optimizer;
+      else if (at < before_optimizer) p = Phase::forward;
       out[static_cast<int>(p)] += to - at;
       at = to;
     }
     if (edge.layer < kLayers) open[edge.layer] += edge.delta;
   }
   return out;
+}
+
+// The step's backward passes: its autograd spans, by start, joined while no
+// other work starts between them (an op that starts after the pass so far
+// ended, outside it: a micro-batch's forward). Collectives and the
+// optimizer's records do not split a pass (DDP's reducer runs inside it).
+std::vector<std::pair<std::int64_t, std::int64_t>> backward_passes(const std::vector<const HostSpan*>& spans,
+                                                                    const std::vector<SpanRole>& roles) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> passes;
+  bool open = false;
+  for (const HostSpan* h : spans) {
+    const SpanRole role = roles[h->name];
+    if (role == SpanRole::backward) {
+      if (open) {
+        passes.back().second = std::max(passes.back().second, h->end);
+      } else {
+        passes.emplace_back(h->start, h->end);
+        open = true;
+      }
+    } else if (open && (role == SpanRole::none || role == SpanRole::data) && h->start >= passes.back().second) {
+      open = false;
+    }
+  }
+  return passes;
 }
 
 }  // namespace
@@ -90,29 +126,30 @@ SpanRole role_of(std::string_view name) {
 StepPhases step_phases(const EventTable& table, const std::vector<StepSpan>& steps) {
   std::vector<SpanRole> roles(table.names.size());
   for (std::size_t i = 0; i < table.names.size(); ++i) roles[i] = role_of(table.names[i]);
-  // The stepping threads' spans that mark something, by start.
-  std::vector<const HostSpan*> marked;
-  for (const auto& h : table.host)
-    if (roles[h.name] != SpanRole::none) marked.push_back(&h);
-  std::sort(marked.begin(), marked.end(), [](const HostSpan* a, const HostSpan* b) { return a->start < b->start; });
+  // The host spans, by start: backward passes end where other work starts.
+  std::vector<const HostSpan*> spans;
+  for (const auto& h : table.host) spans.push_back(&h);
+  std::sort(spans.begin(), spans.end(), [](const HostSpan* a, const HostSpan* b) { return a->start < b->start; });
   // A span reaches into a step only if it starts at most this long before
   // it: each step looks at the spans that can touch it, not at all of them.
   std::int64_t longest = 0;
-  for (const HostSpan* h : marked) longest = std::max(longest, h->end - h->start);
+  for (const HostSpan* h : spans)
+    if (roles[h->name] != SpanRole::none) longest = std::max(longest, h->end - h->start);
 
   StepPhases out;
   for (const auto& step : steps) {
     std::vector<std::pair<std::int64_t, std::int64_t>> layers[kLayers];
-    bool backward = false;
-    std::int64_t bwd_first = std::numeric_limits<std::int64_t>::max(), bwd_last = 0;
+    std::vector<const HostSpan*> mine;  // the stepping thread's, in the step
     std::int64_t opt_first = std::numeric_limits<std::int64_t>::max();
     std::int64_t outer_comm_end = std::numeric_limits<std::int64_t>::min();
-    const auto first = std::lower_bound(marked.begin(), marked.end(), step.start - longest,
+    const auto first = std::lower_bound(spans.begin(), spans.end(), step.start - longest,
                                         [](const HostSpan* h, std::int64_t t) { return h->start < t; });
-    for (auto it = first; it != marked.end() && (*it)->start < step.end; ++it) {
+    for (auto it = first; it != spans.end() && (*it)->start < step.end; ++it) {
       const HostSpan* h = *it;
       if (h->thread != step.thread || h->end <= step.start) continue;
+      mine.push_back(h);
       const std::int64_t s = std::max(h->start, step.start), e = std::min(h->end, step.end);
+      const std::string_view name = table.names[h->name];
       switch (roles[h->name]) {
         case SpanRole::communication:
           layers[kComm].emplace_back(s, e);
@@ -122,21 +159,21 @@ StepPhases step_phases(const EventTable& table, const std::vector<StepSpan>& ste
           }
           break;
         case SpanRole::optimizer:
-          layers[kOptimizer].emplace_back(s, e);
+          layers[starts_with(name, "Optimizer.zero_grad#") ? kZeroGrad : kOptimizer].emplace_back(s, e);
           opt_first = std::min(opt_first, s);
           break;
         case SpanRole::data: layers[kData].emplace_back(s, e); break;
         case SpanRole::backward:
-          backward = true;
-          bwd_first = std::min(bwd_first, s);
-          bwd_last = std::max(bwd_last, e);
-          break;
         case SpanRole::none: break;
       }
     }
-    if (backward) layers[kBackward].emplace_back(bwd_first, bwd_last);
-    const std::int64_t forward_end = backward ? bwd_first : std::min(opt_first, step.end);
-    out.per_step.push_back(phases_of_step(layers, step.start, step.end, forward_end));
+    std::int64_t forward_end = step.start;
+    for (const auto& [s, e] : backward_passes(mine, roles)) {
+      layers[kBackward].emplace_back(std::max(s, step.start), std::min(e, step.end));
+      forward_end = std::max(forward_end, std::min(e, step.end));
+    }
+    const std::int64_t before_optimizer = layers[kBackward].empty() ? std::min(opt_first, step.end) : step.start;
+    out.per_step.push_back(phases_of_step(layers, step.start, step.end, forward_end, before_optimizer));
   }
   return out;
 }

@@ -1,15 +1,22 @@
 // Where each step's time went on the stepping thread, by training phase,
-// from the names torch already records (docs/report.md, "Step phases"):
+// from the names torch already records (docs/report.md, "Step phases"), by
+// what runs, wherever it sits (issue #49: Lightning runs forward and
+// backward inside optimizer.step's closure, and gradient accumulation runs
+// several of them a step):
 //   communication  c10d collectives (c10d::*, record_param_comms, nccl:*,
 //                  gloo:*) on the stepping thread: time it spent in them
-//   optimizer      Optimizer.step#... and Optimizer.zero_grad#...
 //   data           enumerate(DataLoader)#... (the DataLoader's next batch)
-//   backward       from the step's first autograd node (*Backward<N>,
+//   backward       each backward pass: autograd's spans (*Backward<N>,
 //                  autograd::engine::evaluate_function: ...,
-//                  torch::autograd::AccumulateGrad) to its last one
-//   forward        the rest, before the backward pass (before the first
-//                  optimizer span when there is no backward pass)
-//   other          the rest, after it (gradient clipping, logging, ...)
+//                  torch::autograd::AccumulateGrad), joined while no other
+//                  work starts between them
+//   optimizer      Optimizer.zero_grad#..., and Optimizer.step#... after
+//                  the step's last backward pass
+//   forward        the rest before the step's last backward pass (every
+//                  micro-batch's forward, in a closure or not); without a
+//                  backward pass, the rest before the optimizer's step
+//   other          the rest (gradient clipping, logging, an eval's forward
+//                  after the last backward pass, ...)
 // Each instant of the step counts once, in the first phase of that list
 // that covers it, so the phases add up to the step's time exactly. Pure.
 #pragma once

@@ -28,6 +28,11 @@ struct StepTime {
   // GradScaler skipped the optimizer step of the others; the metadata's
   // steps.merged, issue #49).
   std::uint64_t iterations = 1;
+  // The job's setup: step 0 of a chakrashim capture, which runs from the
+  // bridge's attach (first-call compilation, allocator warm-up, data
+  // loader start). torch.profiler's ProfilerStep#0 is an ordinary step
+  // (issue #49: report called NeMo's the job's setup).
+  bool setup = false;
 };
 
 struct StepSummary {
@@ -54,10 +59,10 @@ struct HostStats {
 std::vector<std::int64_t> self_times(const std::vector<HostSpan>& spans, const std::vector<StepSpan>& steps,
                                      std::vector<std::int32_t>* step_of);
 
-// Step 0 runs the job's setup (first-call compilation, allocator warm-up,
-// data loader start): it can take 50 times a normal step, so it is marked
-// and, like a partial step, kept out of mean, min and max.
-inline bool is_setup_step(const StepTime& s) { return s.step == 0; }
+// Step 0 of a chakrashim capture runs the job's setup: it can take 50 times
+// a normal step, so it is marked and, like a partial step, kept out of
+// mean, min and max.
+inline bool is_setup_step(const StepTime& s) { return s.setup; }
 // Counted in mean/min/max: neither partial, nor the setup step, nor one that
 // holds several iterations.
 inline bool counted_step(const StepTime& s) { return !s.partial && !is_setup_step(s) && s.iterations == 1; }

@@ -178,6 +178,21 @@ std::string why_no_control_folder(const std::string& root) {
     return none + ": the job that wrote " + (g.host_dir.empty() ? g.device_dir : g.host_dir) +
            " was not started with CHAKRA_ON_DEMAND=1, or has ended (" + start + ")";
   }
+  // One level down, as `check` looks (issue #49): the trace folder given
+  // may be the parent of the job's.
+  std::vector<std::string> below;
+  for (const auto& entry : std::filesystem::directory_iterator(root, ec)) {
+    std::error_code e;
+    if (entry.is_directory(e) && std::filesystem::is_directory(entry.path() / ".chakrashim", e))
+      below.push_back(entry.path().string());
+  }
+  std::sort(below.begin(), below.end());
+  if (!below.empty()) {
+    std::string list;
+    for (const auto& b : below) list += (list.empty() ? "" : ", ") + b;
+    return none + "; on-demand jobs publish one level down, in " + list + ": give that folder (the job's "
+           "CHAKRA_TRACE_DIR)";
+  }
   return none + ": no on-demand job runs there now; one that ran has ended (" + start + ")";
 }
 

@@ -110,6 +110,12 @@ inline constexpr std::string_view kAmpUpdateScaleOp = "aten::_amp_update_scale_"
 inline constexpr std::string_view kMetaReason = "reason";
 inline constexpr std::string_view kMetaRanks = "ranks";
 inline constexpr std::string_view kMetaFilter = "filter";
+// The launch a file belongs to, the same on all its ranks (issue #49):
+// "slurm:JOB.STEP", "torchrun:ID", "pid:PID@HOST", ... (identity.h); in the
+// device trace's ranks object and the ET's chakrashim object, with
+// world_size beside it. Files of one capture with two runs' ids are two
+// captures mixed.
+inline constexpr std::string_view kMetaRun = "run";
 inline constexpr std::string_view kMetaHostTrace = "host_trace";
 // What each recorded op cost the job (shim/src/writers/recording_cost.h):
 // {"per_op_ns": N, "from": "steps"|"gaps", "gap_ns": G, "pairs": P,

@@ -64,6 +64,7 @@ typedef struct chakrashim_capture_config {
   const char* cuda_home;   /* CUDA_HOME, else CUDA_PATH, or NULL */
   int et_integral_tensors; /* ENABLE_PYTORCH_EXECUTION_TRACE_SAVE_INTEGRAL_TENSOR_* set */
   int module_scopes;       /* CHAKRA_MODULE_SCOPES: nn.Module calls as scopes in the window */
+  const char* run_id;      /* the launch's identity, the same on all its ranks (never NULL) */
 } chakrashim_capture_config;
 
 /* What the core offers the bridge. */

@@ -329,6 +329,11 @@ void Capture::on_cut_requested() {
   if (os_tid() != stepping_tid_.load(std::memory_order_relaxed)) return;
   CaptureLock lock(mutex_);
   if (!armed_) return;
+  if (holds_no_training()) {  // before the partial step is closed into steps_
+    scheduler_.set_done();
+    abandon_window_at_exit();  // silent: no step was taken here
+    return;
+  }
   const std::uint64_t step = scheduler_.window().current();
   cut_for_memory(step, close_partial_step(/*force=*/true));
 }

@@ -170,6 +170,17 @@ class Capture {
   void wait_for_writer_at_exit();
   // At exit, a window that kept no whole step: nothing written, said.
   void abandon_window_at_exit();
+  // Whether this process has shown that it trains: an optimizer step or
+  // record, or an autograd backward pass. A DataLoader worker, a launcher or
+  // a helper process under START_STEP=0 never does.
+  bool shown_training() const {
+    return markers_seen_.load() > 0 || optimizer_records_seen_.load() > 0 || saw_backward_.load();
+  }
+  // A window cut (memory cap, signal) before any whole step in a process
+  // that never trained: it holds no training, so nothing is written, as at
+  // exit (seed 6041: each spawned DataLoader worker of a START_STEP=0 job,
+  // cut by CHAKRA_MAX_MEMORY, wrote a capture of 1 op beside the job's).
+  bool holds_no_training() const { return steps_.empty() && !shown_training(); }
   // At a step end, holding no lock of ours: waits for the writer while a
   // terminating signal waits for the files to be delivered.
   void wait_if_ending();

@@ -94,6 +94,14 @@ void Capture::arm() {
               ", the job runs on");
     return;
   }
+  if (layout_->replaced_files > 0) {
+    // CHAKRA_OVERWRITE over another run's capture: its files of every rank
+    // go, not only this rank's (issue #49: a 1-rank run over a 2-rank
+    // capture left the old rank 1 beside the new rank 0).
+    log_info("CHAKRA_OVERWRITE: removed " + std::to_string(layout_->replaced_files) +
+             " file(s) of another run's capture in " + base_name(layout_->host_dir) + "/" + " and " +
+             base_name(layout_->device_dir) + "/");
+  }
   if (!layout_->passed_over.empty()) {
     // Someone put a link, or a folder of their own, where ours belong (a
     // shared trace folder): never written through; the next free name.
@@ -230,6 +238,7 @@ WindowOutput Capture::window_output(std::string reason, std::optional<std::uint6
   end.device_sync = out.device_capture.device_sync;
   if (config_.ranks_filter) end.ranks_filter = config_.ranks_filter;
   end.world_size = out.header.distributed.world_size;
+  end.run_id = config_.run_id ? config_.run_id : "";
   end.trace_name = layout_->device_path;
   end.version = CHAKRASHIM_VERSION;
   end.torch_version = built_torch_version();
@@ -260,6 +269,11 @@ void Capture::finalize_for_signal(int sig) {
   {
     CaptureLock lock(mutex_);
     if (!armed_) return;
+    if (holds_no_training()) {
+      scheduler_.set_done();
+      abandon_window_at_exit();  // silent: no step was taken here
+      return;
+    }
     disarm("signal:" + signal_name(sig), close_partial_step());
   }
   // A terminating signal ends the process next: the files must be done

@@ -208,6 +208,8 @@ nlohmann::json et_metadata(const WindowOutput& o) {
   nlohmann::json meta;
   meta["version"] = o.trailer.version;
   meta["device_trace"] = o.device ? "on" : "off";
+  meta["run"] = o.trailer.run_id.empty() ? nlohmann::json() : nlohmann::json(o.trailer.run_id);
+  meta["world_size"] = o.trailer.world_size ? nlohmann::json(*o.trailer.world_size) : nlohmann::json();
   for (const auto& m : o.trailer.steps.merged)
     meta["merged"].push_back({{"step", m.step}, {"iterations", m.iterations}, {"why", m.why}});
   return meta;
@@ -215,7 +217,7 @@ nlohmann::json et_metadata(const WindowOutput& o) {
 
 // The native recorder's records as torch's ET JSON (et_json_writer.h),
 // published like the device trace: complete and valid, or absent.
-void write_native_et(WindowOutput& o, std::string& summary, std::vector<std::string>& failures) {
+std::uint64_t write_native_et(WindowOutput& o, std::string& summary, std::vector<std::string>& failures) {
   // The claimed, empty .partial makes way for the real one.
   const files::Folder dir = host_folder(o.layout);
   const std::string name = base_name(o.layout.host_path);
@@ -246,6 +248,7 @@ void write_native_et(WindowOutput& o, std::string& summary, std::vector<std::str
   if (stats.corrupt != 0)
     log_warn("the ET recorder's records had " + std::to_string(stats.corrupt) +
              " unreadable parts; those threads' later ops are missing from the ET");
+  return r.ok ? stats.nodes : 0;
 }
 
 // Feeds the file NAME in `dir` (our own .partial: never through a symlink)
@@ -406,8 +409,9 @@ void write_window(WindowOutput& o) {
              "; capture steps the job completes, with CHAKRA_MAX_MEMORY large enough for one step");
     return;
   }
+  std::uint64_t et_nodes = 0;
   if (o.host && o.et_native) {
-    write_native_et(o, summary, failures);
+    et_nodes = write_native_et(o, summary, failures);
   } else if (o.host) {
     const auto r = finalize_torch_et(o.layout, o.overwrite);
     if (r.ok) {
@@ -425,7 +429,10 @@ void write_window(WindowOutput& o) {
     finish_device_capture(o);
     write_device_trace(o, summary, failures);
   }
-  std::string line = writers::captured_text(steps) + ", " + std::to_string(ops) + " ops";
+  // Without a device trace no span is kept: the ET's op nodes are the ops
+  // (issue #49: "3 steps, 0 ops" for a 358-node ET).
+  std::string line = writers::captured_text(steps) + ", " +
+                     (o.device || et_nodes == 0 ? std::to_string(ops) + " ops" : std::to_string(et_nodes) + " ET nodes");
   if (o.device) {
     const auto& cupti = o.trailer.cupti;
     if (cupti == "ok") {

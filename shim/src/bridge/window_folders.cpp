@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "files/output_dirs.h"
+#include "files/run_marker.h"
 #include "files/unique_fd.h"
 
 namespace chakrashim::bridge {
@@ -38,7 +39,11 @@ std::optional<files::Layout> choose_folders(const chakrashim_capture_config& c,
   request.restart_count = c.restart_count;
   request.gzip = c.gzip != 0;
   request.overwrite = c.overwrite != 0;
-  auto layout = files::choose_layout(request, path_exists, files::output_dir_refusal);
+  request.run_id = c.run_id ? c.run_id : "";
+  const auto other_run = [&](const std::string& dir) {
+    return files::other_runs_folder(files::read_folder_run(dir), request.run_id);
+  };
+  auto layout = files::choose_layout(request, path_exists, files::output_dir_refusal, other_run);
   if (!layout) error = "no free output folder index under " + request.root;
   return layout;
 }
@@ -54,8 +59,19 @@ bool make_folders(files::Layout& layout, bool host, bool device, std::string& er
                                         std::tuple{device, &layout.device_dir, &layout.device_fd}}) {
     if (!wanted) continue;
     if (*fd) continue;  // opened already (claimed again after a failed claim)
-    *fd = files::open_output_dir(*dir, error);
-    if (!*fd) return false;
+    auto opened = files::open_output_dir(*dir, error);
+    if (!opened) return false;
+    // Marked as this run's before any rank of it writes there (run_marker.h);
+    // a run with no id leaves no mark, and passes marked folders by.
+    if (!layout.run_id.empty()) {
+      const auto marked = files::mark_folder_run(opened->get(), *dir, layout.run_id, layout.overwrite);
+      if (!marked.ok) {
+        error = marked.error;
+        return false;
+      }
+      layout.replaced_files += marked.removed;
+    }
+    *fd = std::move(opened);
   }
   return true;
 }
@@ -102,10 +118,12 @@ void discard_outputs(const files::Layout& layout, bool host, bool device) {
   // folder: a link put at its name since).
   if (host) {
     ::unlinkat(host_folder(layout).fd, files::partial_path(base_name(layout.host_path)).c_str(), 0);
+    if (layout.host_fd) files::unmark_if_alone(layout.host_fd->get());
     ::rmdir(layout.host_dir.c_str());
   }
   if (device) {
     ::unlinkat(device_folder(layout).fd, files::partial_path(base_name(layout.device_path)).c_str(), 0);
+    if (layout.device_fd) files::unmark_if_alone(layout.device_fd->get());
     ::rmdir(layout.device_dir.c_str());
   }
 }

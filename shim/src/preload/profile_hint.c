@@ -95,11 +95,58 @@ static void write_without_sigpipe(const char* text, size_t n) {
   sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
+/* Edit distance of two short names (at most 63 characters), for a
+ * misspelled CHAKRA_PROFILE: "CHAKRA_PROFLE" -> 1. Larger names: 99. */
+static int edit_distance(const char* a, size_t la, const char* b, size_t lb) {
+  if (la > 63 || lb > 63) return 99;
+  int row[64];
+  for (size_t j = 0; j <= lb; ++j) row[j] = (int)j;
+  for (size_t i = 1; i <= la; ++i) {
+    int diag = row[0];
+    row[0] = (int)i;
+    for (size_t j = 1; j <= lb; ++j) {
+      const int up = row[j];
+      const int sub = diag + (a[i - 1] != b[j - 1]);
+      const int best = up + 1 < row[j - 1] + 1 ? up + 1 : row[j - 1] + 1;
+      row[j] = sub < best ? sub : best;
+      diag = up;
+    }
+  }
+  return row[lb];
+}
+
+/* A set variable whose name is CHAKRA_PROFILE misspelled (within two
+ * edits), into `out`; 0 if none (issue #49: CHAKRA_PROFLE got no hint). */
+static int misspelled_profile(char* out, size_t size) {
+  extern char** environ;
+  static const char want[] = "CHAKRA_PROFILE";
+  for (char** e = environ; e && *e; ++e) {
+    if (strncmp(*e, "CHAKRA_", 7) != 0) continue;
+    const char* eq = strchr(*e, '=');
+    const size_t len = eq ? (size_t)(eq - *e) : strlen(*e);
+    if (len == sizeof want - 1 && strncmp(*e, want, len) == 0) continue;
+    if (edit_distance(*e, len, want, sizeof want - 1) <= 2 && len < size) {
+      memcpy(out, *e, len);
+      out[len] = '\0';
+      return 1;
+    }
+  }
+  return 0;
+}
+
 static void chakrashim_profile_hint_say(void) {
   if (g_count == 0) return;
   const int saved = errno; /* the job's errno stays as it was */
   const long rank = launcher_rank();
-  if ((rank <= 0) && !parent_says_it()) {
+  char near[64];
+  if ((rank <= 0) && !parent_says_it() && misspelled_profile(near, sizeof near)) {
+    char line[512];
+    const int n = snprintf(line, sizeof line,
+                           "[chakrashim] warning: %s is set, but not CHAKRA_PROFILE (did you mean "
+                           "CHAKRA_PROFILE?): capture was off, nothing was captured\n",
+                           near);
+    if (n > 0) write_without_sigpipe(line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+  } else if ((rank <= 0) && !parent_says_it()) {
     char line[512];
     const int n = g_count > 1
                       ? snprintf(line, sizeof line,

@@ -1,10 +1,12 @@
 #include "preload/session.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <new>
 
 #include "preload/log.h"
+#include "config/value_grammar.h"
 #include "chakrashim/immortal.h"
 #include "target/target_decision.h"
 
@@ -158,6 +160,14 @@ void Session::fill_capture_config() {
   out.rank = identity_.rank;
   out.world_size = identity_.world_size ? static_cast<std::int64_t>(*identity_.world_size) : -1;
   out.restart_count = identity_.restart_count;
+  run_id_ = identity_.run_id;
+  if (run_id_.empty() && (!identity_.world_size || *identity_.world_size <= 1)) {
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+    run_id_ = "pid:" + std::to_string(::getpid()) + "@" + host;
+    if (!config::parse_run_id(run_id_)) run_id_ = "pid:" + std::to_string(::getpid());
+  }
+  out.run_id = run_id_.c_str();
   out.ranks_filter = c.ranks_text ? c.ranks_text->c_str() : nullptr;
   out.step_marker = c.step_marker.c_str();
   out.exe_name = process_.exe_basename.c_str();

@@ -61,6 +61,10 @@ class Session {
   std::vector<std::string> config_errors_;  // printed once, as errors
   std::vector<std::string> warnings_;       // printed once, when torch appears
   target::ProcessInfo process_;
+  // The launch's identity (Identity::run_id), or for a lone process with no
+  // launcher "pid:PID@HOST": a second run's files then never pass for the
+  // first's (issue #49).
+  std::string run_id_;
   chakrashim_capture_config capture_config_{};
   chakrashim_core_api core_api_{};
   chakrashim_bridge_api bridge_api_{};

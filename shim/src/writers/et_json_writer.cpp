@@ -69,10 +69,12 @@ class Replay {
         stack.pop_back();
         const auto h = handle_of_op_.find(op);
         if (h == handle_of_op_.end()) continue;
-        const auto it = pending_.find(h->second);
+        // A copy: the erase below frees the entry h points at.
+        const auto handle = h->second;
         handle_of_op_.erase(h);
+        const auto it = pending_.find(handle);
         if (it == pending_.end()) continue;
-        write_node(it->second, h->second, tid, kNone, {});
+        write_node(it->second, handle, tid, kNone, {});
         closed_.push_back(op);
         ++stats_.unfinished;
         pending_.erase(it);

@@ -245,6 +245,9 @@ bool KinetoTraceWriter::end(const TraceTrailer& t) {
   json_.key(s::kWorldSize);
   if (t.world_size) json_.value(*t.world_size);
   else json_.null();
+  json_.key(s::kMetaRun);
+  if (!t.run_id.empty()) json_.value(t.run_id);
+  else json_.null();
   json_.end_object();
   json_.key(s::kMetaHostTrace).value(t.host_trace);
   json_.key(s::kMetaRecordingCost);

@@ -66,6 +66,9 @@ struct TraceTrailer {
   StepsMeta steps;
   std::optional<std::string> ranks_filter;
   std::optional<std::uint64_t> world_size;
+  // The launch the file belongs to (issue #49), the same on all its ranks;
+  // written as ranks.run, null when none is known.
+  std::string run_id;
   std::string host_trace = "on";  // on, off, or why it was skipped
   std::string cupti = "absent";   // ok, absent, refused, disabled, profiler_active
   std::uint64_t dropped_records = 0;

@@ -22,7 +22,12 @@ std::string step_ranges(std::vector<std::uint64_t> steps) {
 std::string captured_text(const StepsMeta& steps) {
   const std::size_t n = steps.captured.size();
   const std::string count = "(" + std::to_string(n) + (n == 1 ? " step" : " steps");
-  if (n > 0 || !steps.partial_last_step) return "captured steps [" + step_ranges(steps.captured) + "] " + count;
+  if (!steps.partial_last_step) return "captured steps [" + step_ranges(steps.captured) + "] " + count;
+  // The files also hold the step the window ended in (issue #49: the line
+  // named only the whole ones); link and convert leave it out.
+  if (n > 0)
+    return "captured steps [" + step_ranges(steps.captured) + "] + partial step " +
+           std::to_string(*steps.partial_last_step) + ", cut by " + steps.reason + " " + count;
   const std::string window =
       steps.start == steps.end ? std::to_string(steps.start)
                                : std::to_string(steps.start) + "-" + std::to_string(steps.end);

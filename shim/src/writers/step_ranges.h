@@ -15,6 +15,7 @@ std::string step_ranges(std::vector<std::uint64_t> steps);
 
 // The opening of the capture line (to the open parenthesis and the count):
 //   captured {2,3}                       -> "captured steps [2-3] (2 steps"
+//   captured {2,3}, partial 4, reason exit -> "captured steps [2-3] + partial step 4, cut by exit (2 steps"
 //   captured {}, partial 3, window 3..4, reason exit -> "captured no whole step of the window
 //     [3-4]: the job ended during step 3, before any optimizer step completed it (an iteration
 //     whose optimizer.step() does not run is no step, as when a GradScaler skips it on inf or

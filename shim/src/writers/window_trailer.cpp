@@ -12,6 +12,7 @@ TraceTrailer window_trailer(const WindowEnd& w) {
   t.version = w.version;
   t.torch_version = w.torch_version;
   t.world_size = w.world_size;
+  t.run_id = w.run_id;
   t.steps.start = w.start;
   t.steps.end = w.end;
   t.steps.warmup = w.warmup;

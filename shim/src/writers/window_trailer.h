@@ -35,6 +35,7 @@ struct WindowEnd {
   std::string device_sync = "none";
   std::optional<std::string> ranks_filter;
   std::optional<std::uint64_t> world_size;
+  std::string run_id;
   std::string trace_name, version, torch_version;
 };
 

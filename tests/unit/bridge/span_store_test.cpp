@@ -45,15 +45,16 @@ std::vector<HostSpan> spans_of(const std::vector<ThreadSpans>& taken) {
 }
 
 // Each test on a thread of its own: SpanStore::local() keeps the calling
-// thread's buffer in a thread_local (one store per process, in the shim).
+// thread's buffer in a thread_local (one store per process, in the shim),
+// handed back to the store at thread exit, so the store outlives the thread.
 template <typename F>
 void on_a_thread(F f) {
-  std::thread(f).join();
+  SpanStore store;
+  std::thread([&] { f(store); }).join();
 }
 
 TEST(SpanStore, AnOpOpenAtTheEdgeIsClosedThereAndItsLaterEndAddsNothing) {
-  on_a_thread([] {
-  SpanStore store;
+  on_a_thread([](SpanStore& store) {
   MemoryBudget budget(1u << 30);
   store.set_budget(&budget);
   SpanStore::ThreadBuffer& b = *store.local();
@@ -87,8 +88,7 @@ TEST(SpanStore, AnOpOpenAtTheEdgeIsClosedThereAndItsLaterEndAddsNothing) {
 }
 
 TEST(SpanStore, OpsThatEndInTheirWindowAreKeptWithTheirOwnEnd) {
-  on_a_thread([] {
-  SpanStore store;
+  on_a_thread([](SpanStore& store) {
   SpanStore::ThreadBuffer& b = *store.local();
   OpenSpan a;
   open_as(store, b, a, "aten::mm", 10, 1);

@@ -10,6 +10,7 @@
 #include "link/device_ops.h"
 #include "link/exclusive_durations.h"
 #include "link/inter_thread_deps.h"
+#include "link/partial_step.h"
 #include "support/builders.h"
 
 namespace chakrashim::tools::link {
@@ -215,6 +216,32 @@ TEST(EtPlusLinker, AParentThatIsNoNodeGetsAFreshIdPastTheEnd) {
   EXPECT_EQ(plan.nodes[1].new_parent, 4u);
   EXPECT_EQ(plan.nodes[2].new_parent, 4u);
   EXPECT_EQ(plan.nodes[3].new_parent, 5u);
+}
+
+// Issue #49: the partial step at a window's end is left out. Ops from 100 us
+// on are the partial step's: the op at 120 (rf 11) and its child node go,
+// with the kernel it launched; the kernel launched at 50 and running past
+// the cut stays, under its op.
+TEST(PartialStep, WhatStartsInItGoesWithItsNodesAndItsGpuWork) {
+  DeviceOps device = device_of({cpu("aten::mm", 1, 40, 20, 10, 100), launch(1, 50, 1, 100),
+                                gpu("kernel", "gemm", 90, 1, 100), cpu("aten::item", 1, 120, 10, 11, 101),
+                                launch(1, 122, 2, 101), gpu("kernel", "copy", 125, 2, 101)});
+  const auto host = host_of({{3, 2, 10}, {4, 2, 11}, {5, 4, 0}});
+  const PartialCut cut = cut_partial_step(100 * kUs, host, device);
+  EXPECT_EQ(cut.cpu_ops, 1u);
+  EXPECT_EQ(cut.gpu_ops, 1u);
+  EXPECT_EQ(cut.host_nodes, 2u);
+  EXPECT_EQ(cut.host_dropped, (std::vector<bool>{false, false, false, true, true}));
+  const LinkPlan plan = link_et_plus(host, device, &cut.host_dropped);
+  ASSERT_TRUE(plan.error.empty()) << plan.error;
+  EXPECT_EQ(plan.stats.dropped, 2u);
+  EXPECT_EQ(plan.stats.gpu_children, 1u);  // the gemm, under node 3
+  EXPECT_EQ(plan.stats.gpu_unlinked, 0u);
+  EXPECT_EQ(plan.write_order, (std::vector<std::uint32_t>{0, 1, 2}));
+  // Ids stay dense: root 0, thread 1, op 2, its kernel 3.
+  EXPECT_EQ(plan.nodes[2].new_id, 2u);
+  EXPECT_EQ(plan.nodes[2].children, 1u);
+  EXPECT_TRUE(plan.nodes[3].dropped && plan.nodes[4].dropped);
 }
 
 }  // namespace

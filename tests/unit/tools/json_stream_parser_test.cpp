@@ -114,6 +114,16 @@ TEST(JsonStreamParser, RefusesWhatIsNotJson) {
   }
 }
 
+// The byte named is where the parser stopped, counted from the file's
+// start (it once counted from the buffer's address: "byte 18446604193460797424").
+TEST(JsonStreamParser, NamesTheByteWhereItStopped) {
+  std::vector<std::string> events;
+  EXPECT_EQ(ours("pid:1@host", events).position, 0u);
+  const auto out = ours("[1, 2, x]", events);
+  EXPECT_EQ(out.position, 7u);
+  EXPECT_NE(out.error.find("syntax error at byte 7:"), std::string::npos) << out.error;
+}
+
 TEST(JsonStreamParser, TellsAnInputCutShort) {
   const std::string d = R"({"a": [1, 2.5, "text", {"b": true}]})";
   for (std::size_t cut = 1; cut < d.size(); ++cut) {

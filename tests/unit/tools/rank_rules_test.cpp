@@ -336,7 +336,8 @@ TEST(PairRules, FilesOfAnotherRankOrProcessAreNotOnePair) {
 
 TEST(StepList, JoinsWithCommas) {
   EXPECT_EQ(step_list({}), "none");
-  EXPECT_EQ(step_list({3, 4}), "3,4");
+  EXPECT_EQ(step_list({3, 4}), "3-4");
+  EXPECT_EQ(step_list({3, 4, 5, 8, 10, 11}), "3-5,8,10-11");
 }
 
 }  // namespace

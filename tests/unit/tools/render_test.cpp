@@ -34,7 +34,7 @@ TEST(Render, OneLineNamesTheRankTheRuleAndTheFix) {
 
 TEST(Render, SummarySaysStepsAndCoverage) {
   EXPECT_EQ(summary_line(sample(), false),
-            "rank 0: 1 error, 1 warning; steps 3,4 in both files; rf_id join 9/10 (90.0%); 20 events");
+            "rank 0: 1 error, 1 warning; steps 3-4 in both files; rf_id join 9/10 (90.0%); 20 events");
 }
 
 TEST(Render, QuietDropsInformationAndSummaries) {
@@ -65,7 +65,7 @@ TEST(Render, ManyRanksGroupCleanVerdictsAndNameEveryProblemRank) {
   const std::string text = render_text(reports, TextOptions{});
   EXPECT_LT(std::count(text.begin(), text.end(), '\n'), 20) << text;
   EXPECT_EQ(text.rfind("chakrashim check: 512 ranks, 1 error, 1 warning (run 0)\n", 0), 0u) << text;
-  EXPECT_NE(text.find("510 ranks ok (0-6,8-299,301-511): steps 3,4 in both files; rf_id join 100.0%\n"),
+  EXPECT_NE(text.find("510 ranks ok (0-6,8-299,301-511): steps 3-4 in both files; rf_id join 100.0%\n"),
             std::string::npos) << text;
   EXPECT_NE(text.find("rank 7: error [steps.match]"), std::string::npos) << text;
   EXPECT_NE(text.find("rank 300: warning [device.dropped]"), std::string::npos) << text;

@@ -75,6 +75,44 @@ TEST(StepPhases, SplitATrainingStepAndAddUpToIt) {
   EXPECT_EQ(p.collectives[0].end - p.collectives[0].start, 60);
 }
 
+// Issue #49 case 7: Lightning runs forward and backward inside the
+// optimizer's step (its closure); they were counted as optimizer time, and
+// backward as 0.
+TEST(StepPhases, ForwardAndBackwardInsideTheOptimizersClosureAreTheirOwn) {
+  PhaseTable t;
+  t.step(4, 0, 1000);
+  t.span("Optimizer.step#AdamW.step", 100, 1000);
+  t.span("aten::linear", 120, 400);  // training_step's forward, in the closure
+  t.span("Optimizer.zero_grad#AdamW.zero_grad", 400, 420);
+  t.span("autograd::engine::evaluate_function: AddmmBackward0", 430, 700);
+  t.span("torch::autograd::AccumulateGrad", 705, 760);
+  t.span("aten::_foreach_add_", 800, 950);  // the update, after the closure
+  const PhaseTimes s = t.phases().per_step.at(0);
+  EXPECT_EQ(phase_at(s, Phase::forward), 100 + (400 - 100) + (430 - 420));  // the loop's tail and the closure's
+  EXPECT_EQ(phase_at(s, Phase::optimizer), 20 + (1000 - 760));
+  EXPECT_EQ(phase_at(s, Phase::backward), 760 - 430);
+  EXPECT_EQ(phase_at(s, Phase::other), 0);
+}
+
+// Gradient accumulation: four micro-batches a step. The backward phase ran
+// from the first autograd node to the last, so three forwards counted as
+// backward; each backward pass is its own now.
+TEST(StepPhases, EachMicroBatchHasItsForwardAndItsBackward) {
+  PhaseTable t;
+  t.step(2, 0, 1000);
+  for (int m = 0; m < 4; ++m) {
+    const std::int64_t at = m * 200;
+    t.span("aten::linear", at, at + 120);                                        // forward
+    t.span("autograd::engine::evaluate_function: AddmmBackward0", at + 120, at + 180);
+    t.span("torch::autograd::AccumulateGrad", at + 182, at + 200);               // same pass
+  }
+  t.span("Optimizer.step#SGD.step", 800, 1000);
+  const PhaseTimes s = t.phases().per_step.at(0);
+  EXPECT_EQ(phase_at(s, Phase::forward), 4 * 120);
+  EXPECT_EQ(phase_at(s, Phase::backward), 4 * 80);
+  EXPECT_EQ(phase_at(s, Phase::optimizer), 200);
+}
+
 TEST(StepPhases, WithoutBackwardTheRestIsForwardUntilTheOptimizer) {
   PhaseTable t;
   t.step(1, 0, 100);
