@@ -204,8 +204,14 @@ def capture_ddp_gloo(test, root, steps=6, start=2, end=4):
     the preload into `root`, steps start..end. Skips the test where gloo
     cannot connect on the loopback (seen on loaded machines, with or without
     the shim); any other failure fails it."""
-    job = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e", "jobs", "ddp_gloo.py")
-    codes, outputs = run_ranks_retrying_gloo([PYTHON, job, str(steps)],
+    capture_gloo_job(test, root, "ddp_gloo.py", [str(steps)], start, end)
+
+
+def capture_gloo_job(test, root, job_name, args, start=2, end=4):
+    """capture_ddp_gloo for any 2-rank gloo job of tests/e2e/jobs (its name
+    and arguments)."""
+    job = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e", "jobs", job_name)
+    codes, outputs = run_ranks_retrying_gloo([PYTHON, job, *args],
                                              clean_env(LD_PRELOAD=PRELOAD, CHAKRA_PROFILE=1, CHAKRA_TRACE_DIR=root,
                                                        CHAKRA_START_STEP=start, CHAKRA_END_STEP=end), root)
     if gloo_could_not_connect(codes, outputs):

@@ -245,6 +245,43 @@ class OurCaptures(ConvertCase):
         self.assertNotIn("linked ->", again.stdout)
 
     @unittest.skipUnless(FAKE_CUPTI, "the libcupti test double was not built")
+    def test_a_two_stage_pipeline_is_coupled_by_its_sends_and_receives(self):
+        """Issue #50: c10d::send and recv_ become COMM_SEND / COMM_RECV nodes
+        with global comm_src and comm_dst, a tag and a size; each message a
+        rank sends, its peer receives (else ASTRA-sim runs the stages as two
+        independent jobs, or waits for ever)."""
+        for schedule in ("gpipe", "1f1b"):
+            with self.subTest(schedule=schedule):
+                root = os.path.join(self.root, schedule)
+                ct.capture_gloo_job(self, root, "pipeline_gloo.py", ["5", schedule, "4"])
+                r = convert(root)
+                self.assert_ok(r)
+                self.assertNotIn("point-to-point", r.stdout + r.stderr)
+                messages = {}
+                for rank in (0, 1):
+                    nodes = self.assert_graph(os.path.join(root, "0_et", "rank.%d.et" % rank))
+                    p2p = [n for n in nodes if n["type"] in (COMM_SEND, COMM_RECV)]
+                    # 4 micro-batches: activations one way, gradients the
+                    # other, in each of the window's 3 steps (the partial
+                    # step at the end, if any, is left out whole).
+                    self.assertGreaterEqual(len(p2p), 2 * 4 * 2, r.stdout)
+                    self.assertIn("%d sends, %d receives" % (len(p2p) // 2, len(p2p) // 2), r.stdout)
+                    for n in p2p:
+                        a = attrs(n)
+                        send = n["type"] == COMM_SEND
+                        self.assertEqual(n["name"], "c10d::send" if send else "c10d::recv_")
+                        self.assertFalse(a["is_cpu_op"])
+                        self.assertEqual(a["comm_src" if send else "comm_dst"], rank)
+                        self.assertEqual(a["comm_dst" if send else "comm_src"], 1 - rank)
+                        # Activations and their gradients alike: a micro-batch
+                        # of 4 rows of 32 floats.
+                        self.assertEqual(a["comm_size"], 4 * 32 * 4)
+                        key = (a["comm_src"], a["comm_dst"], a["comm_tag"], a["comm_size"])
+                        messages.setdefault(key, [0, 0])[0 if send else 1] += 1
+                self.assertTrue(messages)
+                for key, (sends, receives) in messages.items():
+                    self.assertEqual(sends, receives, "message %s: %d sent, %d received" % (key, sends, receives))
+
     def test_capture_with_the_libcupti_double(self):
         env = ct.clean_env(LD_PRELOAD=PRELOAD, CHAKRA_PROFILE=1, CHAKRA_TRACE_DIR=self.root,
                            CHAKRA_START_STEP=2, CHAKRA_END_STEP=4, CHAKRA_CUPTI_LIB=FAKE_CUPTI)

@@ -1,10 +1,13 @@
 #include "convert/convert_runner.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <regex>
+#include <set>
 #include <system_error>
 
 #include "common/capture_scan.h"
@@ -148,6 +151,7 @@ bool join_in_memory(const ConvertJob& job, NodeEncoder& encoder, EtPlusRead& rea
 // it was asked for and there is one (a device trace of ours, linked here).
 ConvertOptions options_for(const ConvertJob& job) {
   ConvertOptions o = job.options;
+  o.rank = job.rank;
   const std::string& device = job.link_first ? job.link_first->device_path : job.device_path;
   if (o.op_cost_from_capture && !device.empty()) {
     const auto cost = recording_cost_from_tail(read_tail(device));
@@ -263,6 +267,42 @@ std::string write_comm_groups(const std::vector<ConvertResult>& results, std::st
          " (ASTRA-sim's --comm-group-configuration)";
 }
 
+std::vector<std::string> unmatched_p2p_lines(const std::vector<ConvertResult>& results) {
+  // A message's send and its receive are written by two ranks: both must
+  // be in this conversion, the same in number (ASTRA-sim matches the k-th
+  // send to the k-th receive of the same src, dst, tag and size; one with
+  // no partner leaves its rank waiting for ever).
+  std::map<std::array<std::int64_t, 4>, SimReadyStats::P2pCount> all;
+  std::set<std::int64_t> converted;
+  for (const auto& r : results) {
+    if (!r.ok) continue;
+    converted.insert(static_cast<std::int64_t>(r.rank));
+    for (const auto& [key, count] : r.sim.p2p_messages) {
+      all[key].sends += count.sends;
+      all[key].receives += count.receives;
+    }
+  }
+  std::vector<std::string> out;
+  std::uint64_t more = 0;
+  for (const auto& [key, count] : all) {
+    if (count.sends == count.receives) continue;
+    const auto& [src, dst, tag, bytes] = key;
+    // The partner's rank was not converted here: not this set's fault.
+    if (!converted.count(count.sends > count.receives ? dst : src)) continue;
+    if (out.size() == 3) {
+      ++more;
+      continue;
+    }
+    out.push_back("rank " + std::to_string(src) + " sends " + std::to_string(count.sends) + " and rank " +
+                  std::to_string(dst) + " receives " + std::to_string(count.receives) + " message(s) of " +
+                  std::to_string(bytes) + " bytes, tag " + std::to_string(tag) +
+                  ": ASTRA-sim will wait for ever on the unmatched ones (a capture whose windows did not cover "
+                  "the same steps on every rank, or a partial step: `chakrashim check` says more)");
+  }
+  if (more > 0) out.push_back("... and " + std::to_string(more) + " more unmatched point-to-point message kinds");
+  return out;
+}
+
 std::vector<std::string> world_warnings(const std::vector<ConvertResult>& results, bool missing_said) {
   std::uint64_t world = 0, comm = 0;
   std::vector<std::uint64_t> ranks;
@@ -285,6 +325,13 @@ std::vector<std::string> world_warnings(const std::vector<ConvertResult>& result
                   "op ran in");
     break;
   }
+  for (const auto& r : results) {
+    if (!r.ok || r.sim.p2p_unmapped == 0) continue;
+    out.push_back("rank " + std::to_string(r.rank) + ": " + std::to_string(r.sim.p2p_unmapped) +
+                  " point-to-point ops are left as compute, so ASTRA-sim will not couple this rank to its peers: " +
+                  r.sim.p2p_unmapped_why);
+  }
+  for (const std::string& line : unmatched_p2p_lines(results)) out.push_back(line);
   if (world > 1 && comm == 0) {
     out.push_back("a world of " + std::to_string(world) +
                   " ranks converted without any collective: ASTRA-sim will simulate no communication "

@@ -76,6 +76,10 @@ std::string write_comm_groups(const std::vector<ConvertResult>& results, std::st
 //   "a world of 2 ranks converted without any collective: ASTRA-sim will simulate no communication (...)"
 // `missing_said`: the capture's plan already named the ranks without files
 // (missing_ranks.h): then the missing ranks are not said a second time.
+// One line per kind of point-to-point message (src, dst, tag, bytes) whose
+// sends and receives differ in number between ranks both converted (at most
+// 3, then a count).
+std::vector<std::string> unmatched_p2p_lines(const std::vector<ConvertResult>& results);
 std::vector<std::string> world_warnings(const std::vector<ConvertResult>& results, bool missing_said = false);
 
 // The .et name for a single ET+ without --output: "linked.0.json.gz" ->

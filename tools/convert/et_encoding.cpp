@@ -71,6 +71,22 @@ std::string NodeEncoder::comm(std::optional<CollKind> type, std::int64_t size, s
   return n.SerializeAsString();
 }
 
+std::string NodeEncoder::p2p(std::int64_t size, std::uint64_t src, std::uint64_t dst, std::int64_t tag,
+                             std::string_view pg_name) {
+  pb::Node& n = scratch_->node;
+  n.Clear();
+  add_int(n, "comm_src", static_cast<std::int64_t>(src));
+  add_int(n, "comm_dst", static_cast<std::int64_t>(dst));
+  add_int(n, "comm_tag", tag);
+  add_int(n, "comm_size", size);
+  if (!pg_name.empty()) {
+    pb::Attribute* pg = n.add_attr();
+    pg->set_name("pg_name");
+    pg->set_string_val(std::string(pg_name));
+  }
+  return n.SerializeAsString();
+}
+
 std::string NodeEncoder::head(const HeadFields& f) {
   pb::Node& n = scratch_->node;
   n.Clear();

@@ -65,6 +65,10 @@ class NodeEncoder {
   std::string tail(const TailFields& f);
   // Collectives carry comm_type; send/recv do not. pg_name only when set.
   std::string comm(std::optional<CollKind> type, std::int64_t size, std::string_view pg_name);
+  // A point-to-point op's attributes as ASTRA-sim's workload reads them:
+  // comm_src, comm_dst (global ranks), comm_tag, comm_size; pg_name if set.
+  std::string p2p(std::int64_t size, std::uint64_t src, std::uint64_t dst, std::int64_t tag,
+                  std::string_view pg_name);
   std::string head(const HeadFields& f);
   // `tail` with is_cpu_op false: a host collective written as a comm node,
   // which ASTRA-sim's workload refuses on the CPU ("Comm node should not be

@@ -34,6 +34,10 @@ struct EtPlusNode {
   std::uint64_t inter_thread_dep = 0;   // 0: none (the converter tests truthiness)
   std::string pg_name;                  // "" when absent
   std::optional<std::int64_t> comm_size;  // nullopt: inputs the converter cannot size
+  // A point-to-point op's (c10d::send, c10d::recv_) integer inputs: its
+  // peer, a rank of its process group, and its tag; nullopt for other ops,
+  // or when the inputs are not (tensors, group, int, int).
+  std::optional<std::int64_t> p2p_peer, p2p_tag;
   std::string tail;                     // encoded inputs, outputs, attributes
 };
 

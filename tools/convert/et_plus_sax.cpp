@@ -5,6 +5,7 @@
 
 #include "common/time_text.h"
 #include "common/tool_schema.h"
+#include "convert/node_rules.h"
 #include "convert/python_repr.h"
 
 namespace chakrashim::tools::convert::detail {
@@ -233,6 +234,7 @@ void EtPlusSax::repr_scalar(const Scalar& v) {
   if (track_ == Track::values) {
     if (rdepth_ == 1) {
       elems_.push_back({});  // a scalar element has no size
+      elems_.back().integer = as_int;
     } else if (rdepth_ == 2) {
       if (pos_[2] == 3) e3_ = as_int;
       if (pos_[2] == 4) e4_ = as_int;
@@ -467,6 +469,10 @@ bool EtPlusSax::finish_node() {
       }
     }
     node_.comm_size = size;
+  }
+  if (host_p2p_kind(node_.name) && elems_.size() >= 4 && type_class_.size() >= 4) {
+    node_.p2p_peer = elems_[2].integer;
+    node_.p2p_tag = elems_[3].integer;
   }
   tail_.is_cpu_op = !node_.gpu;
   ++nodes_read_;

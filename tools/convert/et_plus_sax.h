@@ -123,6 +123,7 @@ class EtPlusSax final : public nlohmann::json::json_sax_t {
   // numel * itemsize; a GenericList of tensors the sum of those.
   struct ElemSize {
     std::optional<std::int64_t> tensor, list;
+    std::optional<std::int64_t> integer;  // an Int input's value
   };
   std::vector<ElemSize> elems_;
   std::vector<std::uint8_t> type_class_;  // 0 not a tensor, 1 Tensor, 2 GenericList[Tensor, 3 not a string

@@ -42,4 +42,9 @@ std::optional<CollKind> collective_kind(std::string_view gpu_name);
 // scatter, send, recv: ASTRA-sim has no collective for them).
 std::optional<CollKind> host_collective_kind(std::string_view name);
 
+// A host point-to-point op: "c10d::send" -> COMM_SEND, "c10d::recv_" ->
+// COMM_RECV (isend, irecv and batch_isend_irecv call these too). nullopt
+// for others, recv_any_source_ included (its peer is known only at run time).
+std::optional<NodeKind> host_p2p_kind(std::string_view name);
+
 }  // namespace chakrashim::tools::convert

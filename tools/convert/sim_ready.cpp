@@ -5,7 +5,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "convert/comm_groups.h"
 #include "convert/node_rules.h"
+#include "convert/p2p_ranks.h"
 
 namespace chakrashim::tools::convert {
 
@@ -23,7 +25,7 @@ class SimReady {
 
   void drop_missing_ctrl_deps();
   void metadata_as_compute();
-  bool host_collectives();
+  bool host_collectives(std::optional<std::uint64_t> rank);
   void timeline(std::int64_t op_cost_ns);
 
  private:
@@ -37,6 +39,11 @@ class SimReady {
   }
   std::uint32_t parent_of(std::uint32_t i) const { return nodes_[i].parent ? find(*nodes_[i].parent) : kNone; }
   std::uint32_t thread_root(std::uint32_t i, std::vector<std::uint32_t>& memo) const;
+  // A c10d::send or recv_ as a COMM_SEND / COMM_RECV node, if its peer's
+  // global rank can be told; false only when its attributes do not parse.
+  bool point_to_point(ChakraNode& c, const EtPlusNode& n, NodeKind kind, std::uint64_t rank,
+                      const std::vector<ProcessGroup>& groups);
+  std::vector<ProcessGroup> process_groups() const;
 
   const std::vector<EtPlusNode>& nodes_;
   ChakraGraph& graph_;
@@ -65,14 +72,63 @@ void SimReady::drop_missing_ctrl_deps() {
   }
 }
 
-bool SimReady::host_collectives() {
+std::vector<ProcessGroup> SimReady::process_groups() const {
+  for (const EtPlusNode& n : nodes_) {
+    if (!is_metadata_name(n.name)) continue;
+    if (auto groups = process_groups_of(inputs_values_of(n.tail))) return *groups;
+  }
+  return {};
+}
+
+bool SimReady::point_to_point(ChakraNode& c, const EtPlusNode& n, NodeKind kind, std::uint64_t rank,
+                              const std::vector<ProcessGroup>& groups) {
+  std::string why;
+  std::optional<std::uint64_t> peer;
+  if (!n.p2p_peer || !n.p2p_tag || !n.comm_size) {
+    why = "its inputs are not (tensors, group, peer, tag)";
+  } else if (*n.p2p_tag < 0 || *n.p2p_tag > std::numeric_limits<std::int32_t>::max()) {
+    why = "its tag " + std::to_string(*n.p2p_tag) + " is out of ASTRA-sim's range";
+  } else {
+    peer = global_rank_of(groups, n.pg_name, *n.p2p_peer, why);
+  }
+  if (!peer) {
+    if (stats_.p2p_unmapped++ == 0) stats_.p2p_unmapped_why = "node " + std::to_string(n.id) + " (" + n.name + "): " + why;
+    return true;
+  }
+  std::string tail = encoder_.device_tail(n.tail);
+  if (tail.empty()) {
+    graph_.error = "node " + std::to_string(n.id) + " (" + n.name + "): its attributes do not parse";
+    return false;
+  }
+  const P2pEnds ends = p2p_ends(kind == NodeKind::comm_send, rank, *peer);
+  c.kind = kind;
+  c.comm = encoder_.p2p(*n.comm_size, ends.src, ends.dst, *n.p2p_tag, n.pg_name);
+  c.tail = std::move(tail);
+  ++(kind == NodeKind::comm_send ? graph_.stats.sends : graph_.stats.receives);
+  ++stats_.p2p;
+  auto& count = stats_.p2p_messages[{static_cast<std::int64_t>(ends.src), static_cast<std::int64_t>(ends.dst),
+                                     *n.p2p_tag, *n.comm_size}];
+  ++(kind == NodeKind::comm_send ? count.sends : count.receives);
+  return true;
+}
+
+bool SimReady::host_collectives(std::optional<std::uint64_t> rank) {
   // NCCL kernels already are the rank's communication: its c10d ops are
   // only their launchers then.
   const GraphStats& s = graph_.stats;
   if (s.collectives + s.sends + s.receives > 0) return true;
+  const std::vector<ProcessGroup> groups = process_groups();
   for (ChakraNode& c : graph_.nodes) {
     const EtPlusNode& n = nodes_[c.index];
     if (c.kind != NodeKind::comp || n.gpu) continue;
+    if (const auto p2p = host_p2p_kind(n.name)) {
+      if (!rank) {
+        if (stats_.p2p_unmapped++ == 0) stats_.p2p_unmapped_why = "the file's rank is not known";
+      } else if (!point_to_point(c, n, *p2p, *rank, groups)) {
+        return false;
+      }
+      continue;
+    }
     const auto type = host_collective_kind(n.name);
     // No bytes, no collective to simulate (an empty bucket): left as compute.
     if (!type || !n.comm_size || *n.comm_size <= 0) continue;
@@ -197,7 +253,7 @@ bool make_sim_ready(const EtPlus& trace, ChakraGraph& graph, NodeEncoder& encode
   SimReady pass(trace, graph, encoder, stats ? *stats : local);
   pass.drop_missing_ctrl_deps();
   pass.metadata_as_compute();
-  if (!pass.host_collectives()) {
+  if (!pass.host_collectives(options.rank)) {
     graph.ok = false;
     return false;
   }

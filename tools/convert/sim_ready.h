@@ -14,6 +14,10 @@
 //      gets its c10d collectives (node_rules.h host_collective_kind) as
 //      COMM_COLL nodes: comm_type, comm_size (the tensors' bytes), pg_name
 //      when known, and is_cpu_op false (ASTRA-sim refuses comm on the CPU).
+//      Its c10d::send and c10d::recv_ become COMM_SEND and COMM_RECV nodes
+//      with comm_src, comm_dst (global ranks), comm_tag and comm_size, which
+//      ASTRA-sim matches across ranks (issue #50: a pipeline's stages ran as
+//      independent jobs without them).
 //   3. Timeline durations (`gaps`, on by default): on each host thread the
 //      time between top-level ops (Python, the data loader, the optimizer's
 //      bookkeeping: mlcommons/chakra#220) is folded into the following
@@ -23,8 +27,10 @@
 //      own exclusive time (the converter zeroes it).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "convert/chakra_graph.h"
@@ -45,6 +51,10 @@ struct ConvertOptions {
   // recording_cost, read by convert_one), where the rank was linked in
   // memory from a capture of ours; 0 otherwise.
   bool op_cost_from_capture = false;
+  // The file's rank: point-to-point ops (c10d::send, c10d::recv_) on a rank
+  // without NCCL kernels become COMM_SEND / COMM_RECV nodes with global
+  // comm_src and comm_dst (p2p_ranks.h); unknown, they stay compute.
+  std::optional<std::uint64_t> rank;
 };
 
 struct SimReadyStats {
@@ -55,6 +65,17 @@ struct SimReadyStats {
   bool cost_from_capture = false;  // op_cost_ns as the capture measured it
   // Process groups the host collectives name, with their node count.
   std::map<std::string, std::uint64_t> groups;
+  // Point-to-point ops written as COMM_SEND / COMM_RECV, and those left as
+  // compute because their peer's global rank cannot be told (the first
+  // reason, one clause, for the warning).
+  std::uint64_t p2p = 0, p2p_unmapped = 0;
+  std::string p2p_unmapped_why;
+  // Each point-to-point message written, by (src, dst, tag, bytes): sends
+  // and receives counted apart, for convert's match across ranks.
+  struct P2pCount {
+    std::uint64_t sends = 0, receives = 0;
+  };
+  std::map<std::array<std::int64_t, 4>, P2pCount> p2p_messages;
 };
 
 // False (and `error`) only when a host collective cannot be encoded.

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -119,6 +121,31 @@ TEST(ConvertWorld, AWorldWithoutCollectivesAndAMissingRankWarn) {
   // Where the capture's plan already said which ranks have no files, once is enough.
   EXPECT_TRUE(world_warnings(two, /*missing_said=*/true).empty());
   EXPECT_TRUE(world_warnings({converted(0, 22, true, "/t/0_et/rank.0.et")}).empty()) << "a world of one";
+}
+
+TEST(ConvertWorld, UnmatchedPointToPointMessagesWarn) {
+  std::vector<ConvertResult> two = {converted(0, 22, true, "/t/0_et/rank.0.et"),
+                                    converted(1, 22, true, "/t/0_et/rank.1.et")};
+  using Key = std::array<std::int64_t, 4>;
+  two[0].sim.p2p_messages[Key{0, 1, 0, 512}].sends = 4;
+  two[1].sim.p2p_messages[Key{0, 1, 0, 512}].receives = 4;
+  EXPECT_TRUE(unmatched_p2p_lines(two).empty());
+  two[1].sim.p2p_messages[Key{0, 1, 0, 512}].receives = 3;
+  auto lines = unmatched_p2p_lines(two);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].rfind("rank 0 sends 4 and rank 1 receives 3 message(s) of 512 bytes, tag 0: ASTRA-sim will "
+                           "wait for ever", 0), 0u) << lines[0];
+  // Rank 2's receives are not in this conversion: not counted against it.
+  two[0].sim.p2p_messages[Key{0, 2, 0, 64}].sends = 1;
+  EXPECT_EQ(unmatched_p2p_lines(two).size(), 1u);
+  // Unmapped ops are said with their reason.
+  two[1].sim.p2p_unmapped = 2;
+  two[1].sim.p2p_unmapped_why = "node 7 (c10d::recv_): why";
+  bool said = false;
+  for (const auto& w : world_warnings(two))
+    said = said || w == "rank 1: 2 point-to-point ops are left as compute, so ASTRA-sim will not couple this rank "
+                        "to its peers: node 7 (c10d::recv_): why";
+  EXPECT_TRUE(said);
 }
 
 TEST(ConvertWorld, HostCollectivesInAJobOfManyGroupsWarn) {

@@ -90,6 +90,28 @@ TEST_F(EtPlusReader, InputsAsPythonPrintsThemAndTheirCommSize) {
             "['Tensor(float)', 'GenericList[Tensor(c10::Half),Tensor(c10::Half)]', 'Double', 'String', 'None', 'Bool']");
 }
 
+TEST_F(EtPlusReader, SendAndRecvKeepTheirPeerAndTag) {
+  const std::string io =
+      R"j({"values": [[[36, 42, 0, 128, 4, "cpu"]], "<Object>", 1, 7], "shapes": [[[4, 32]], [], [], []],
+          "types": ["GenericList[Tensor(float)]", "Object", "Int", "Int"]})j";
+  std::string nodes;
+  for (const char* name : {"c10d::send", "c10d::recv_", "aten::add"}) {
+    const int id = static_cast<int>(nodes.size() % 97) + 1;  // distinct ids
+    nodes += (nodes.empty() ? "" : ",") + std::string(R"({"id": )") + std::to_string(id) + R"(, "name": ")" + name +
+             R"(", "ctrl_deps": 0, "exclusive_dur": 1, "inputs": )" + io + R"(, "outputs": )" + kEmptyIo + ", " +
+             et_attrs(id) + "}";
+  }
+  const auto r = read_text(doc(nodes));
+  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_EQ(r.trace.nodes.size(), 3u);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(r.trace.nodes[i].p2p_peer, 1) << r.trace.nodes[i].name;
+    EXPECT_EQ(r.trace.nodes[i].p2p_tag, 7) << r.trace.nodes[i].name;
+    EXPECT_EQ(r.trace.nodes[i].comm_size, 128 * 4);
+  }
+  EXPECT_FALSE(r.trace.nodes[2].p2p_peer.has_value()) << "only point-to-point ops";
+}
+
 TEST_F(EtPlusReader, ATensorWithoutNumelHasNoCommSize) {
   const std::string io = R"j({"values": [[10, 11]], "shapes": [[1]], "types": ["Tensor(float)"]})j";
   const auto r = read_text(doc(R"({"id": 1, "name": "x", "ctrl_deps": 0, "exclusive_dur": 1, "inputs": )" + io +

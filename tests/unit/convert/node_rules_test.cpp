@@ -53,5 +53,13 @@ TEST(NodeRules, HostCollectiveKindsFromC10dNames) {
   EXPECT_EQ(host_collective_kind("aten::allreduce_like"), std::nullopt) << "c10d ops only";
 }
 
+TEST(NodeRules, HostPointToPointKinds) {
+  EXPECT_EQ(host_p2p_kind("c10d::send"), NodeKind::comm_send);
+  EXPECT_EQ(host_p2p_kind("c10d::recv_"), NodeKind::comm_recv);
+  EXPECT_EQ(host_p2p_kind("c10d::recv_any_source_"), std::nullopt) << "its peer is known only as it runs";
+  EXPECT_EQ(host_p2p_kind("gloo:send"), std::nullopt) << "gloo's own record, under c10d::send";
+  EXPECT_EQ(host_collective_kind("c10d::send"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace chakrashim::tools::convert

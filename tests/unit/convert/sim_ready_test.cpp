@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <map>
 
 #include "convert/chakra_et.pb.h"
@@ -210,6 +211,74 @@ TEST(SimReady, HostCollectivesBecomeCommNodesOffTheCpu) {
   EXPECT_EQ(bc.at("pg_name"), "1");
   EXPECT_EQ(b.stats.groups.at("0"), 1u);
   EXPECT_EQ(b.stats.groups.at("1"), 1u);
+}
+
+// Stage 0 of a two-stage pipeline over gloo: it sends its activations to
+// rank 1 and receives their gradients back, under the default group only.
+EtPlus pipeline_stage(NodeEncoder& encoder, const std::string& groups_values) {
+  EtPlus t = one_step();
+  TailFields tail;
+  tail.op_schema = "c10d::send(Tensor[] tensors, ProcessGroup process_group, int dst, int tag) -> Work";
+  t.nodes.push_back(sim_node(6, 2, "c10d::send", 8000, 500, 500));
+  t.nodes.back().comm_size = 512;
+  t.nodes.back().p2p_peer = 1;
+  t.nodes.back().p2p_tag = 0;
+  t.nodes.push_back(sim_node(7, 3, "c10d::recv_", 16000, 800, 800));
+  t.nodes.back().comm_size = 512;
+  t.nodes.back().p2p_peer = 1;
+  t.nodes.back().p2p_tag = 3;
+  for (auto& n : t.nodes) n.tail = encoder.tail(tail);
+  TailFields init;
+  init.inputs.values = groups_values;
+  t.nodes.push_back(sim_node(8, 1, "## process_group:init ##", 39000, 500, 500));
+  t.nodes.back().tail = encoder.tail(init);
+  return t;
+}
+
+TEST(SimReady, SendAndRecvBecomeCommNodesBetweenGlobalRanks) {
+  NodeEncoder encoder;
+  const EtPlus t = pipeline_stage(
+      encoder, R"(['[{"pg_name": "0", "pg_desc": "default_pg", "ranks": [], "group_size": 2}]'])");
+  ConvertOptions options;
+  options.rank = 0;
+  const SimBuilt b = sim_build(t, options);
+  EXPECT_EQ(b.graph.stats.sends, 1u);
+  EXPECT_EQ(b.graph.stats.receives, 1u);
+  EXPECT_EQ(b.stats.p2p, 2u);
+  EXPECT_EQ(b.stats.p2p_unmapped, 0u);
+  const ChakraNode& send = b.at(6);
+  EXPECT_EQ(send.kind, NodeKind::comm_send);
+  EXPECT_FALSE(cpu_op_of(send.tail)) << "ASTRA-sim: 'Comm node should not be on CPU'";
+  auto a = comm_attrs(send.comm);
+  EXPECT_EQ(a.at("comm_src"), "0");
+  EXPECT_EQ(a.at("comm_dst"), "1");
+  EXPECT_EQ(a.at("comm_tag"), "0");
+  EXPECT_EQ(a.at("comm_size"), "512");
+  EXPECT_FALSE(a.count("comm_type")) << "a send is no collective";
+  const ChakraNode& recv = b.at(7);
+  EXPECT_EQ(recv.kind, NodeKind::comm_recv);
+  a = comm_attrs(recv.comm);
+  EXPECT_EQ(a.at("comm_src"), "1");
+  EXPECT_EQ(a.at("comm_dst"), "0");
+  EXPECT_EQ(a.at("comm_tag"), "3");
+  using Key = std::array<std::int64_t, 4>;
+  EXPECT_EQ(b.stats.p2p_messages.at(Key{0, 1, 0, 512}).sends, 1u);
+  EXPECT_EQ(b.stats.p2p_messages.at(Key{1, 0, 3, 512}).receives, 1u);
+}
+
+TEST(SimReady, SendAndRecvWhosePeerCannotBeToldStayComputeAndAreCounted) {
+  NodeEncoder encoder;
+  const EtPlus t = pipeline_stage(
+      encoder, R"(['[{"pg_name": "0", "ranks": [], "group_size": 4}, {"pg_name": "1", "ranks": [1, 3], "group_size": 2}]'])");
+  ConvertOptions options;
+  options.rank = 1;
+  const SimBuilt b = sim_build(t, options);
+  EXPECT_EQ(b.at(6).kind, NodeKind::comp);
+  EXPECT_EQ(b.at(7).kind, NodeKind::comp);
+  EXPECT_EQ(b.stats.p2p_unmapped, 2u);
+  EXPECT_NE(b.stats.p2p_unmapped_why.find("names no process group"), std::string::npos) << b.stats.p2p_unmapped_why;
+  const SimBuilt unknown = sim_build(t);  // no rank given
+  EXPECT_EQ(unknown.stats.p2p_unmapped, 2u);
 }
 
 TEST(SimReady, RanksWithNcclKernelsKeepTheirHostCollectivesAsCompute) {
