@@ -1,6 +1,7 @@
 #include "check/et_file_rules.h"
 
 #include <algorithm>
+#include <array>
 #include <iterator>
 #include <map>
 #include <unordered_map>
@@ -156,6 +157,16 @@ void FileRules::node(const EtFileNode& n, EtFileFigures& fig) {
     add("et.comm_attrs", label(n) + " is a send without comm_dst (ASTRA-sim reads it with no default)", "");
   if (n.type == kCommRecv && !n.comm_src)
     add("et.comm_attrs", label(n) + " is a receive without comm_src (ASTRA-sim reads it with no default)", "");
+  // ASTRA-sim reads the issuing end with the rank as its default, and
+  // throws where it is another rank's.
+  if (f_.rank && n.type == kCommSend && n.comm_src && *n.comm_src != static_cast<std::int64_t>(*f_.rank))
+    add("et.comm_attrs", label(n) + " is a send from rank " + std::to_string(*n.comm_src) + " in rank " +
+                             std::to_string(*f_.rank) + "'s file: ASTRA-sim stops ('Send node should be issued by the sender')",
+        kConvertFix);
+  if (f_.rank && n.type == kCommRecv && n.comm_dst && *n.comm_dst != static_cast<std::int64_t>(*f_.rank))
+    add("et.comm_attrs", label(n) + " is a receive for rank " + std::to_string(*n.comm_dst) + " in rank " +
+                             std::to_string(*f_.rank) + "'s file: ASTRA-sim stops ('Recv node should be issued by the receiver')",
+        kConvertFix);
   if (comm && n.pg_name && !n.pg_name->empty() && !integer_text(*n.pg_name))
     add("et.comm_attrs", label(n) + " names process group '" + *n.pg_name +
                              "': ASTRA-sim reads pg_name as an integer (std::stoi) and stops",
@@ -228,6 +239,38 @@ void missing_ranks(const std::vector<std::uint64_t>& ranks, std::uint64_t world,
   }
 }
 
+// Each point-to-point message (src, dst, tag, size): sends and receives.
+using P2pMessages = std::map<std::array<std::int64_t, 4>, std::array<std::uint64_t, 2>>;
+
+void count_p2p(const EtFile& f, P2pMessages& messages) {
+  const auto self = static_cast<std::int64_t>(*f.rank);
+  for (const auto& n : f.nodes) {
+    if (n.type != kCommSend && n.type != kCommRecv) continue;
+    const bool send = n.type == kCommSend;
+    const std::int64_t src = send ? n.comm_src.value_or(self) : n.comm_src.value_or(-1);
+    const std::int64_t dst = send ? n.comm_dst.value_or(-1) : n.comm_dst.value_or(self);
+    ++messages[{src, dst, n.comm_tag.value_or(0), n.comm_size.value_or(-1)}][send ? 0 : 1];
+  }
+}
+
+void match_p2p(const P2pMessages& messages, const std::vector<std::uint64_t>& ranks, std::vector<EtFinding>& out) {
+  const auto has = [&](std::int64_t r) {
+    return r >= 0 && std::find(ranks.begin(), ranks.end(), static_cast<std::uint64_t>(r)) != ranks.end();
+  };
+  std::size_t said = 0;
+  for (const auto& [key, count] : messages) {
+    const auto& [src, dst, tag, size] = key;
+    if (count[0] == count[1] || !has(src) || !has(dst)) continue;
+    if (++said > 8) break;  // the first few say what is wrong
+    out.push_back({static_cast<std::uint64_t>(count[0] > count[1] ? src : dst), EtSeverity::error, "et.p2p_match",
+                   "rank " + std::to_string(src) + " sends " + std::to_string(count[0]) + " and rank " +
+                       std::to_string(dst) + " receives " + std::to_string(count[1]) + " message(s) of " +
+                       std::to_string(size) + " bytes, tag " + std::to_string(tag) +
+                       ": the simulation would hang on the unmatched ones",
+                   "capture and convert every rank over the same steps"});
+  }
+}
+
 // Every rank of a group against the group's first rank: the types in
 // order (else the simulation hangs), then the sizes.
 void compare_groups(const GroupCollectives& groups, std::vector<EtFinding>& out) {
@@ -266,15 +309,18 @@ void compare_groups(const GroupCollectives& groups, std::vector<EtFinding>& out)
 std::vector<EtFinding> check_et_set(const std::vector<EtFile>& files) {
   std::vector<EtFinding> out;
   GroupCollectives groups;
+  P2pMessages messages;
   std::uint64_t world = 0, any = 0;
   std::vector<std::uint64_t> ranks;
   for (const EtFile& f : files) {
     if (!f.rank || !f.read_error.empty()) continue;
     ranks.push_back(*f.rank);
+    count_p2p(f, messages);
     world = std::max(world, *f.rank + 1);
     groups[""][*f.rank];
     for (const auto& n : f.nodes) {
       if (n.world) world = std::max(world, *n.world);
+      if (n.type == kCommSend || n.type == kCommRecv) ++any;  // a pipeline's communication
       if (n.type != kCommColl) continue;
       ++any;
       groups[group_key(n)][*f.rank].push_back({n.comm_type.value_or(-1), n.comm_size.value_or(-1), n.id});
@@ -287,6 +333,7 @@ std::vector<EtFinding> check_et_set(const std::vector<EtFile>& files) {
                    "convert the capture with this chakrashim (host c10d collectives become comm nodes)"});
   }
   compare_groups(groups, out);
+  match_p2p(messages, ranks, out);
   return out;
 }
 

@@ -16,11 +16,17 @@
 //   et.comm_attrs    a collective has comm_type (one ASTRA-sim runs:
 //                    ALL_REDUCE, ALL_GATHER, BROADCAST, ALL_TO_ALL,
 //                    REDUCE_SCATTER) and comm_size; send/recv comm_size and
-//                    comm_dst/comm_src; pg_name, when set, an integer
-//                    (ASTRA-sim reads it with std::stoi)
+//                    comm_dst/comm_src, the file's own rank at its own
+//                    end (ASTRA-sim: "Send node should be issued by the
+//                    sender"); pg_name, when set, an integer (ASTRA-sim
+//                    reads it with std::stoi)
 // Across the files of one prefix:
 //   et.collectives_match  the same collectives in the same order on every
 //                    rank of a group (type, then size: a warning)
+//   et.p2p_match     each message sent is received: as many sends as
+//                    receives of each (src, dst, tag, size), where both
+//                    ranks have a file (ASTRA-sim matches the k-th send to
+//                    the k-th receive; one without its partner hangs)
 //   et.no_collectives     (warning) a world above 1 without a collective
 //   et.rank_missing       (warning) a rank below the world with no file
 #pragma once
@@ -38,7 +44,7 @@ struct EtFileNode {
   int type = 0;  // Chakra's NodeType
   std::vector<std::uint64_t> ctrl_deps, data_deps;
   std::optional<bool> is_cpu_op;
-  std::optional<std::int64_t> comm_type, comm_size, comm_src, comm_dst;
+  std::optional<std::int64_t> comm_type, comm_size, comm_src, comm_dst, comm_tag;
   std::optional<std::string> pg_name;
   // From the process-group node's groups ("## process_group:init ##",
   // METADATA in Chakra's files, COMP in ours): the largest group_size.

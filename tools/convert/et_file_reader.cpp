@@ -46,6 +46,7 @@ check::EtFileNode decoded(const et::Node& pb) {
     else if (name == "comm_size") n.comm_size = integer();
     else if (name == "comm_src") n.comm_src = integer();
     else if (name == "comm_dst") n.comm_dst = integer();
+    else if (name == "comm_tag") n.comm_tag = integer();
     else if (name == "pg_name" && a.value_case() == et::Attribute::kStringVal) n.pg_name = a.string_val();
   }
   if (n.type == et::METADATA_NODE || n.name.find("process_group:init") != std::string::npos) {

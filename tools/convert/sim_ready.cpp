@@ -228,7 +228,9 @@ void SimReady::timeline(std::int64_t op_cost_ns) {
     for (ChakraNode* c : list) {
       const EtPlusNode& n = nodes_[c->index];
       if (const auto e = extra.find(c->index); e != extra.end()) pending += e->second;
-      if (c->kind == NodeKind::comm_coll) continue;
+      // Send and receive nodes too: their time is the network's.
+      if (c->kind == NodeKind::comm_coll || c->kind == NodeKind::comm_send || c->kind == NodeKind::comm_recv)
+        continue;
       c->duration = carry.add((n.timed ? std::max<std::int64_t>(n.exclusive_ns, 0) : 0) + pending);
       pending = 0;
     }

@@ -165,6 +165,10 @@ void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> par
     at::removeCallback(step_handle_);
     step_handle_ = at::INVALID_CALLBACK_HANDLE;
     rf_counting_.store(false);
+    // Said as on_hooks_registered says it: hooks registered while the
+    // window was armed take over here (under load the registrar thread may
+    // only get its turn after the window opened).
+    log_debug("steps are counted by torch.optim's step hooks from the window's end: no callback of ours runs per op");
   }
   pending_.reset();
   pending_handle_.store(0, std::memory_order_release);

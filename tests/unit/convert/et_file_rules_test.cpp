@@ -124,6 +124,58 @@ TEST(EtFileRules, ASendNeedsItsPeer) {
   EXPECT_EQ(rules_of(check_et_file(f)), Rules{});
 }
 
+EtFileNode p2p(std::uint64_t id, std::uint64_t after, bool send, std::int64_t src, std::int64_t dst,
+               std::int64_t tag = 0, std::int64_t size = 512) {
+  EtFileNode n = et_node(id, send ? 5 : 6, {after});
+  n.is_cpu_op = false;
+  n.comm_src = src;
+  n.comm_dst = dst;
+  n.comm_tag = tag;
+  n.comm_size = size;
+  return n;
+}
+
+// Two pipeline stages: rank 0 sends an activation, rank 1 sends its gradient back.
+std::vector<EtFile> two_stages() {
+  std::vector<EtFile> files = {good_rank(0), good_rank(1)};
+  files[0].nodes.push_back(p2p(5, 4, true, 0, 1));
+  files[0].nodes.push_back(p2p(6, 5, false, 1, 0, 3));
+  files[1].nodes.push_back(p2p(5, 4, false, 0, 1));
+  files[1].nodes.push_back(p2p(6, 5, true, 1, 0, 3));
+  return files;
+}
+
+TEST(EtFileRules, SendsAndReceivesThatMatchAcrossRanksPass) {
+  const auto files = two_stages();
+  EXPECT_EQ(rules_of(check_et_file(files[0])), Rules{});
+  EXPECT_EQ(rules_of(check_et_file(files[1])), Rules{});
+  EXPECT_EQ(rules_of(check_et_set(files)), Rules{});
+}
+
+TEST(EtFileRules, AMessageSentAndNotReceivedIsAnError) {
+  auto files = two_stages();
+  files[1].nodes[4].comm_tag = 1;  // received under another tag
+  const auto found = check_et_set(files);
+  ASSERT_EQ(rules_of(found), (Rules{"et.p2p_match", "et.p2p_match"}));
+  EXPECT_EQ(found[0].detail, "rank 0 sends 1 and rank 1 receives 0 message(s) of 512 bytes, tag 0: the simulation "
+                             "would hang on the unmatched ones");
+  EXPECT_EQ(found[1].detail, "rank 0 sends 0 and rank 1 receives 1 message(s) of 512 bytes, tag 1: the simulation "
+                             "would hang on the unmatched ones");
+  EXPECT_EQ(*found[0].rank, 0u) << "the rank with the message too many";
+  EXPECT_EQ(*found[1].rank, 1u);
+  // Rank 1's file not given: its side is not judged.
+  EXPECT_EQ(rules_of(check_et_set({files[0]})), Rules{});
+}
+
+TEST(EtFileRules, ASendFromAnotherRanksEndStopsAstraSim) {
+  auto files = two_stages();
+  files[1].nodes[5].comm_src = 0;  // a send from rank 0 in rank 1's file
+  const auto found = check_et_file(files[1]);
+  ASSERT_EQ(rules_of(found), Rules{"et.comm_attrs"});
+  EXPECT_NE(found[0].detail.find("is a send from rank 0 in rank 1's file: ASTRA-sim stops"), std::string::npos)
+      << found[0].detail;
+}
+
 TEST(EtFileRules, AFileThatDidNotDecodeSaysOnlyThat) {
   EtFile f = good_rank(0);
   f.read_error = "ends early";

@@ -261,6 +261,8 @@ TEST(SimReady, SendAndRecvBecomeCommNodesBetweenGlobalRanks) {
   EXPECT_EQ(a.at("comm_src"), "1");
   EXPECT_EQ(a.at("comm_dst"), "0");
   EXPECT_EQ(a.at("comm_tag"), "3");
+  EXPECT_FALSE(send.duration.has_value()) << "its time is the network's";
+  EXPECT_FALSE(recv.duration.has_value());
   using Key = std::array<std::int64_t, 4>;
   EXPECT_EQ(b.stats.p2p_messages.at(Key{0, 1, 0, 512}).sends, 1u);
   EXPECT_EQ(b.stats.p2p_messages.at(Key{1, 0, 3, 512}).receives, 1u);
