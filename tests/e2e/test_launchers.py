@@ -72,7 +72,7 @@ class LauncherCase(CaptureCase):
         suffix = f".{index}" if index else ""
         expected = sorted(f"{job}_{kind}{suffix}/rank-{rank}.json"
                           for kind in ("chakra", "kineto") for rank in ranks)
-        self.assertEqual(all_files(self.trace_dir), expected)
+        self.assertEqual(all_files(self.trace_dir), expected, r.stdout + r.stderr)
         for rank in ranks:
             cap = Capture(self.trace_dir, job=job, index=index, rank=rank)
             info = cap.dev["distributedInfo"]
