@@ -47,10 +47,14 @@ def command(binary, prefix, configs, comm_groups=None):
     return cmd
 
 
-def run(binary, prefix, npus, folder, comm_groups=None, timeout=600):
+def run(binary, prefix, npus, folder, comm_groups=None, timeout=600, network=None):
     """Runs ASTRA-sim on PREFIX.R.et for R < npus, in folder (it writes its
-    logs there). Returns ({rank: cycles} of the finished lines, output)."""
+    logs there), on `network` (a network.yml, such as the PREFIX.network.yml
+    convert fits) or the default ring. Returns ({rank: cycles} of the
+    finished lines, output)."""
     configs = write_configs(os.path.join(folder, "configs"), npus)
+    if network:
+        configs["network"] = network
     r = subprocess.run(command(binary, prefix, configs, comm_groups), cwd=folder, capture_output=True, text=True,
                        timeout=timeout)
     out = r.stdout + r.stderr

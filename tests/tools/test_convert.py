@@ -257,6 +257,11 @@ class OurCaptures(ConvertCase):
                 r = convert(root)
                 self.assert_ok(r)
                 self.assertNotIn("point-to-point", r.stdout + r.stderr)
+                # ASTRA-sim's network, fitted to the captured messages.
+                self.assertRegex(r.stdout, r"network fitted to \d+ captured collectives and messages: latency ")
+                with open(os.path.join(root, "0_et", "rank.network.yml")) as f:
+                    network = f.read()
+                self.assertIn("topology: [ Ring ]\nnpus_count: [ 2 ]", network)
                 messages = {}
                 for rank in (0, 1):
                     nodes = self.assert_graph(os.path.join(root, "0_et", "rank.%d.et" % rank))

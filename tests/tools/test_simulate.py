@@ -283,6 +283,14 @@ class Captures(unittest.TestCase):
         self.assertIn("warning [et.rank_missing] rank 1 of world size 2 has no .et file", check(one).stdout)
 
 
+def captured_window(root, rank):
+    """Seconds of the capture's own window on `rank`: its ProfilerStep#N spans."""
+    with open(os.path.join(root, "0_kineto", "rank-%d.json" % rank)) as f:
+        trace = json.load(f)
+    return sum(e["dur"] for e in trace["traceEvents"]
+               if e.get("ph") == "X" and re.match(r"ProfilerStep#\d+$", e.get("name", ""))) / 1e6
+
+
 @unittest.skipUnless(ct.WITH_TORCH and PRELOAD, "needs torch and the preload (CHAKRA_WITH_TORCH)")
 class AstraSim(unittest.TestCase):
     """Acceptance 1 with ASTRA-sim: every rank finishes."""
@@ -300,8 +308,9 @@ class AstraSim(unittest.TestCase):
     def setUp(self):
         self.root = ct.temp_dir(self)
 
-    def simulate(self, prefix, npus, comm_groups=None):
-        finished, out = astra_sim.run(ASTRA, prefix, npus, os.path.join(self.root, "astra"), comm_groups)
+    def simulate(self, prefix, npus, comm_groups=None, network=None):
+        finished, out = astra_sim.run(ASTRA, prefix, npus, os.path.join(self.root, "astra"), comm_groups,
+                                      network=network)
         print("\n".join(["ASTRA-sim on %s:" % prefix] + astra_sim.finished_lines(out)), file=sys.stderr)
         self.assertEqual(sorted(finished), list(range(npus)), out[-3000:])
         return finished
@@ -349,7 +358,14 @@ class AstraSim(unittest.TestCase):
         for rank in (0, 1):
             sends = re.search(r"rank %d: .*?(\d+) sends, (\d+) receives" % rank, r.stdout)
             self.assertTrue(sends and int(sends.group(1)) > 0 and sends.group(1) == sends.group(2), r.stdout)
-        self.simulate(os.path.join(self.root, "0_et", "rank"), 2)
+        # On the network convert fitted to the captured messages: the
+        # simulated stages take about the capture's own window.
+        network = os.path.join(self.root, "0_et", "rank.network.yml")
+        self.assertIn("network fitted to ", r.stdout)
+        finished = self.simulate(os.path.join(self.root, "0_et", "rank"), 2, network=network)
+        print("simulated / captured: %s" % ", ".join(
+            "rank %d %.2f" % (rank, finished[rank] / 1e9 / captured_window(self.root, rank)) for rank in (0, 1)),
+            file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -37,11 +37,16 @@ constexpr const char* kUsage =
     "ASTRA-sim's feeder refuses); '## process_group:init ##' is a COMP node (ASTRA-sim\n"
     "asserts on METADATA); on a rank without NCCL kernels (gloo, CPU) the c10d\n"
     "collectives (c10d::allreduce_, ...) become COMM_COLL nodes with their type,\n"
-    "byte size and process group; and the time between top-level ops on each host\n"
-    "thread is kept (folded into the next op; durations rounded so that each thread\n"
-    "adds up to its captured time). A job with more than one process group also\n"
-    "gets PREFIX.comm_groups.json (--comm-group-configuration). A world above 1\n"
-    "without any collective, or a rank not converted, gets a warning line.\n"
+    "byte size and process group, and c10d::send / recv_ COMM_SEND / COMM_RECV nodes\n"
+    "with global comm_src, comm_dst, comm_tag and comm_size; and the time between\n"
+    "top-level ops on each host thread is kept (folded into the next op; durations\n"
+    "rounded so that each thread adds up to its captured time), less the time spent\n"
+    "waiting for communication, which the comm nodes stand for. A world above 1\n"
+    "gets PREFIX.network.yml, ASTRA-sim's network fitted to the captured\n"
+    "collectives and messages (--network-configuration). A job with more than one\n"
+    "process group also gets PREFIX.comm_groups.json (--comm-group-configuration).\n"
+    "A world above 1 without any collective, or a rank not converted, gets a\n"
+    "warning line.\n"
     "docs/convert.md, docs/simulate.md.\n"
     "\n"
     "DIR is a trace root (JOB_chakra/ and JOB_kineto/), one of those folders, or\n"
@@ -179,6 +184,13 @@ int run_convert_command(int argc, char** argv) {
       return 1;
     }
     if (!groups.empty() && !a.quiet) std::printf("%s\n", groups.c_str());
+    std::string network_error;
+    const std::string network = options.chakra_exact ? std::string() : write_network(run.results, network_error);
+    if (!network_error.empty()) {
+      std::fprintf(stderr, "chakrashim convert: network: %s\n", network_error.c_str());
+      return 1;
+    }
+    if (!network.empty() && !a.quiet) std::printf("%s\n", network.c_str());
     // plan.warnings holds only the missing-rank lines: said once.
     for (const auto& w : world_warnings(run.results, !plan.warnings.empty())) std::printf("warning: %s\n", w.c_str());
     if (!a.quiet) std::printf("%s\n", totals_line(run.results, run.seconds).c_str());

@@ -18,6 +18,7 @@
 #include "convert/et_encoding.h"
 #include "convert/et_file_writer.h"
 #include "convert/et_plus_reader.h"
+#include "convert/network_fit.h"
 #include "convert/link_steps.h"
 #include "convert/linked_join.h"
 #include "convert/node_rules.h"
@@ -267,6 +268,51 @@ std::string write_comm_groups(const std::vector<ConvertResult>& results, std::st
          " (ASTRA-sim's --comm-group-configuration)";
 }
 
+std::string write_network(const std::vector<ConvertResult>& results, std::string& error) {
+  // The same op on every rank: the least time any rank measured (the rank
+  // that arrived last waited for no other).
+  std::map<std::string, CommSample> merged;
+  std::uint64_t world = 0;
+  const ConvertResult* first = nullptr;
+  for (const auto& r : results) {
+    if (!r.ok) continue;
+    if (first == nullptr) first = &r;
+    world = std::max(world, r.rank + 1);
+    for (const auto& g : r.process_groups) world = std::max(world, g.size);
+    for (const auto& [key, sample] : r.sim.comm_samples) {
+      auto [it, added] = merged.emplace(key, sample);
+      if (!added) it->second.took_ns = std::min(it->second.took_ns, sample.took_ns);
+    }
+  }
+  if (first == nullptr || merged.empty() || world < 2) return {};
+  std::vector<CommSample> samples;
+  for (auto& [key, s] : merged) {
+    if (s.npus == 0) s.npus = world;
+    samples.push_back(s);
+  }
+  const auto net = fit_network(samples);
+  if (!net) return {};
+  // PREFIX.R.et -> PREFIX.network.yml
+  std::string prefix = first->output;
+  const std::string tail = "." + std::to_string(first->rank) + ".et";
+  if (prefix.size() > tail.size() && prefix.compare(prefix.size() - tail.size(), tail.size(), tail) == 0)
+    prefix.resize(prefix.size() - tail.size());
+  const std::string path = prefix + ".network.yml";
+  const std::string text = network_yml(*net, world);
+  const auto produce = [&text](files::ByteSink& sink) { return sink.write(text); };
+  const auto published = files::publish_file(path, produce, nullptr, true);
+  if (!published.ok) {
+    error = published.error;
+    return {};
+  }
+  char figures[256];
+  std::snprintf(figures, sizeof figures, "latency %.1f us, bandwidth %.3g GB/s%s, within %.0f%% of the measured times (median)",
+                net->latency_ns / 1e3, net->bandwidth_gbs, net->bandwidth_fitted ? "" : " (held: one message size)",
+                net->median_error * 100);
+  return "network fitted to " + std::to_string(net->samples) + " captured collectives and messages: " + figures +
+         " -> " + path + " (ASTRA-sim's --network-configuration)";
+}
+
 std::vector<std::string> unmatched_p2p_lines(const std::vector<ConvertResult>& results) {
   // A message's send and its receive are written by two ranks: both must
   // be in this conversion, the same in number (ASTRA-sim matches the k-th
@@ -408,6 +454,10 @@ std::string summary_line(const ConvertResult& r) {
   if (r.sim.threads > 0) {
     std::snprintf(time, sizeof time, "%.3f ms", static_cast<double>(r.sim.gap_ns) / 1e6);
     line += std::string(", ") + time + " of gaps kept";
+    if (r.sim.comm_wait_ns > 0) {
+      std::snprintf(time, sizeof time, "%.3f ms", static_cast<double>(r.sim.comm_wait_ns) / 1e6);
+      line += std::string(" (") + time + " waiting for communication left to the comm nodes)";
+    }
     if (r.sim.cost_ns > 0) {
       std::snprintf(time, sizeof time, "%.3f ms", static_cast<double>(r.sim.cost_ns) / 1e6);
       line += std::string(", ") + time + " of recording cost taken out (" + std::to_string(r.sim.op_cost_ns) +

@@ -68,6 +68,11 @@ ConvertPlan plan_convert(const std::string& dir, const std::string& prefix, bool
 // first converted rank's groups). Returns the line to print ("" when no
 // file is needed); `error` set when it could not be written.
 std::string write_comm_groups(const std::vector<ConvertResult>& results, std::string& error);
+// A world above 1 whose ranks measured their collectives or messages:
+// PREFIX.network.yml beside the .et files, ASTRA-sim's network fitted to
+// them (network_fit.h); returns the line that says so, or "" (nothing to
+// fit), or "" with `error`.
+std::string write_network(const std::vector<ConvertResult>& results, std::string& error);
 
 // What a simulation of the converted ranks would miss, as warning lines
 // (check's et.no_collectives and et.rank_missing, said at convert time): a

@@ -58,6 +58,10 @@ std::optional<CollKind> host_collective_kind(std::string_view name) {
   return collective_kind(name);
 }
 
+bool is_async_work_name(std::string_view name) {
+  return name.rfind("gloo:", 0) == 0 || name.rfind("nccl:", 0) == 0;
+}
+
 std::optional<NodeKind> host_p2p_kind(std::string_view name) {
   if (name == "c10d::send") return NodeKind::comm_send;
   if (name == "c10d::recv_") return NodeKind::comm_recv;

@@ -47,4 +47,11 @@ std::optional<CollKind> host_collective_kind(std::string_view name);
 // for others, recv_any_source_ included (its peer is known only at run time).
 std::optional<NodeKind> host_p2p_kind(std::string_view name);
 
+// A backend's record of an asynchronous collective or point-to-point work
+// ("gloo:all_reduce", "gloo:send", "nccl:all_reduce"): c10d opens it on the
+// calling thread as the op is issued and ends it when the backend's own
+// thread completes the work, so its span is the communication's, not the
+// calling thread's compute, and ops the thread runs meanwhile nest under it.
+bool is_async_work_name(std::string_view name);
+
 }  // namespace chakrashim::tools::convert

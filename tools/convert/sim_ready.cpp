@@ -1,6 +1,9 @@
 #include "convert/sim_ready.h"
 
 #include <algorithm>
+#include <array>
+#include <map>
+#include <string>
 #include <limits>
 #include <unordered_map>
 #include <vector>
@@ -15,6 +18,28 @@ namespace {
 
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 
+// Intervals sorted and merged where they overlap or touch.
+std::vector<std::pair<std::int64_t, std::int64_t>> merged(std::vector<std::pair<std::int64_t, std::int64_t>> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  for (const auto& [a, b] : v) {
+    if (!out.empty() && a <= out.back().second) out.back().second = std::max(out.back().second, b);
+    else out.emplace_back(a, b);
+  }
+  return out;
+}
+
+// How much of [from, to) the merged intervals cover.
+std::int64_t overlap(const std::vector<std::pair<std::int64_t, std::int64_t>>& merged_intervals, std::int64_t from,
+                     std::int64_t to) {
+  std::int64_t covered = 0;
+  for (const auto& [a, b] : merged_intervals) {
+    if (a >= to) break;
+    covered += std::max<std::int64_t>(0, std::min(b, to) - std::max(a, from));
+  }
+  return covered;
+}
+
 class SimReady {
  public:
   SimReady(const EtPlus& trace, ChakraGraph& graph, NodeEncoder& encoder, SimReadyStats& stats)
@@ -27,6 +52,7 @@ class SimReady {
   void metadata_as_compute();
   bool host_collectives(std::optional<std::uint64_t> rank);
   void timeline(std::int64_t op_cost_ns);
+  void comm_samples();
 
  private:
   using Extra = std::unordered_map<std::uint32_t, std::int64_t>;
@@ -39,11 +65,16 @@ class SimReady {
   }
   std::uint32_t parent_of(std::uint32_t i) const { return nodes_[i].parent ? find(*nodes_[i].parent) : kNone; }
   std::uint32_t thread_root(std::uint32_t i, std::vector<std::uint32_t>& memo) const;
+  // The parent an op ran under: its ET parent, past async work records.
+  std::uint32_t run_parent(std::uint32_t i) const;
   // A c10d::send or recv_ as a COMM_SEND / COMM_RECV node, if its peer's
   // global rank can be told; false only when its attributes do not parse.
   bool point_to_point(ChakraNode& c, const EtPlusNode& n, NodeKind kind, std::uint64_t rank,
                       const std::vector<ProcessGroup>& groups);
   std::vector<ProcessGroup> process_groups() const;
+  // The ends and tag of each point-to-point node written (by node index).
+  std::unordered_map<std::uint32_t, std::array<std::int64_t, 3>> p2p_ends_;
+  std::vector<ProcessGroup> groups_;
 
   const std::vector<EtPlusNode>& nodes_;
   ChakraGraph& graph_;
@@ -101,6 +132,7 @@ bool SimReady::point_to_point(ChakraNode& c, const EtPlusNode& n, NodeKind kind,
     return false;
   }
   const P2pEnds ends = p2p_ends(kind == NodeKind::comm_send, rank, *peer);
+  p2p_ends_[c.index] = {static_cast<std::int64_t>(ends.src), static_cast<std::int64_t>(ends.dst), *n.p2p_tag};
   c.kind = kind;
   c.comm = encoder_.p2p(*n.comm_size, ends.src, ends.dst, *n.p2p_tag, n.pg_name);
   c.tail = std::move(tail);
@@ -117,7 +149,8 @@ bool SimReady::host_collectives(std::optional<std::uint64_t> rank) {
   // only their launchers then.
   const GraphStats& s = graph_.stats;
   if (s.collectives + s.sends + s.receives > 0) return true;
-  const std::vector<ProcessGroup> groups = process_groups();
+  groups_ = process_groups();
+  const std::vector<ProcessGroup>& groups = groups_;
   for (ChakraNode& c : graph_.nodes) {
     const EtPlusNode& n = nodes_[c.index];
     if (c.kind != NodeKind::comp || n.gpu) continue;
@@ -184,21 +217,57 @@ std::unordered_map<std::uint32_t, std::vector<ChakraNode*>> SimReady::host_threa
   return threads;
 }
 
+std::uint32_t SimReady::run_parent(std::uint32_t i) const {
+  // Async work records (is_async_work_name) are passed over: ops the thread
+  // ran while one was open nest under it in the ET, but ran under whichever
+  // op of the thread was open then: the nearest ancestor past the record
+  // whose span holds the op's start (the thread root if none does).
+  const EtPlusNode& n = nodes_[i];
+  std::uint32_t p = parent_of(i);
+  bool past_async = false;
+  for (std::size_t hops = 0; p != kNone && hops <= nodes_.size(); ++hops) {
+    const EtPlusNode& q = nodes_[p];
+    if (is_async_work_name(q.name)) {
+      past_async = true;
+    } else if (!past_async || is_root_name(q.name) || !n.timed || !q.timed || n.ts_ns < q.ts_ns + q.inclusive_ns) {
+      return p;
+    }
+    p = parent_of(p);
+  }
+  return p;
+}
+
 void SimReady::add_gaps(std::uint32_t root, const std::vector<ChakraNode*>& list, Extra& extra) {
   // The gap before a top-level op: from the latest end of the top-level ops
-  // before it (by start) to its start; none before the first.
+  // before it (by start) to its start; none before the first. Time in a gap
+  // while asynchronous communication this thread issued was outstanding is
+  // the thread waiting for it: the comm node the simulator runs stands for
+  // it, so it is not folded in too (issue #50: a gloo DDP rank simulated to
+  // twice its window, each all-reduce counted as compute and again as a
+  // collective).
   std::vector<const EtPlusNode*> top;
+  std::vector<std::pair<std::int64_t, std::int64_t>> outstanding;
   for (const ChakraNode* c : list) {
     const EtPlusNode& n = nodes_[c->index];
-    if (n.timed && parent_of(c->index) == root) top.push_back(&n);
+    if (!n.timed) continue;
+    if (is_async_work_name(n.name)) {
+      // Not a send's: the simulator does not hold a sender until its
+      // receiver is there, as gloo does, so the sender's wait stays.
+      if (n.name.find(":send") == std::string::npos) outstanding.emplace_back(n.ts_ns, n.ts_ns + n.inclusive_ns);
+    }
+    else if (run_parent(c->index) == root) top.push_back(&n);
   }
   std::stable_sort(top.begin(), top.end(), [](const EtPlusNode* a, const EtPlusNode* b) { return a->ts_ns < b->ts_ns; });
+  const auto waiting = merged(std::move(outstanding));
   std::int64_t end = 0;  // the latest end so far
   for (std::size_t k = 0; k < top.size(); ++k) {
     const EtPlusNode& n = *top[k];
     if (k > 0 && n.ts_ns > end) {
-      extra[static_cast<std::uint32_t>(&n - nodes_.data())] += n.ts_ns - end;
-      stats_.gap_ns += static_cast<std::uint64_t>(n.ts_ns - end);
+      const std::int64_t wait = overlap(waiting, end, n.ts_ns);
+      const std::int64_t gap = n.ts_ns - end - wait;
+      extra[static_cast<std::uint32_t>(&n - nodes_.data())] += gap;
+      stats_.gap_ns += static_cast<std::uint64_t>(gap);
+      stats_.comm_wait_ns += static_cast<std::uint64_t>(wait);
     }
     end = k == 0 ? n.ts_ns + n.inclusive_ns : std::max(end, n.ts_ns + n.inclusive_ns);
   }
@@ -228,13 +297,77 @@ void SimReady::timeline(std::int64_t op_cost_ns) {
     for (ChakraNode* c : list) {
       const EtPlusNode& n = nodes_[c->index];
       if (const auto e = extra.find(c->index); e != extra.end()) pending += e->second;
-      // Send and receive nodes too: their time is the network's.
+      // Comm nodes' time is the network's; an async work record's span is
+      // the communication's (add_gaps): neither is compute.
       if (c->kind == NodeKind::comm_coll || c->kind == NodeKind::comm_send || c->kind == NodeKind::comm_recv)
         continue;
+      if (is_async_work_name(n.name)) {
+        c->duration = 0;
+        ++stats_.async_records;
+        continue;
+      }
       c->duration = carry.add((n.timed ? std::max<std::int64_t>(n.exclusive_ns, 0) : 0) + pending);
       pending = 0;
     }
     ++stats_.threads;
+  }
+}
+
+void SimReady::comm_samples() {
+  // Per thread: each async work record is the backend's side of the comm
+  // node issued last before it started (its ET parent, as a rule).
+  std::map<std::string, std::uint64_t> ordinal;
+  for (auto& [root, list] : host_threads()) {
+    std::vector<const ChakraNode*> comm;
+    std::vector<std::uint32_t> async;
+    for (const ChakraNode* c : list) {
+      const EtPlusNode& n = nodes_[c->index];
+      if (!n.timed) continue;
+      if (c->kind == NodeKind::comm_coll || c->kind == NodeKind::comm_send || c->kind == NodeKind::comm_recv)
+        comm.push_back(c);
+      else if (is_async_work_name(n.name))
+        async.push_back(c->index);
+    }
+    const auto by_ts = [this](const ChakraNode* a, const ChakraNode* b) {
+      return nodes_[a->index].ts_ns < nodes_[b->index].ts_ns;
+    };
+    std::stable_sort(comm.begin(), comm.end(), by_ts);
+    std::vector<std::int64_t> took(comm.size(), 0);
+    for (const std::uint32_t a : async) {
+      const std::int64_t ts = nodes_[a].ts_ns;
+      auto it = std::upper_bound(comm.begin(), comm.end(), ts,
+                                 [this](std::int64_t t, const ChakraNode* c) { return t < nodes_[c->index].ts_ns; });
+      if (it == comm.begin()) continue;
+      const std::size_t k = static_cast<std::size_t>(it - comm.begin()) - 1;
+      if (took[k] == 0) took[k] = nodes_[a].inclusive_ns;
+    }
+    for (std::size_t k = 0; k < comm.size(); ++k) {
+      const ChakraNode& c = *comm[k];
+      const EtPlusNode& n = nodes_[c.index];
+      CommSample s;
+      s.bytes = n.comm_size.value_or(0);
+      s.took_ns = took[k];
+      std::string key;
+      if (c.kind == NodeKind::comm_coll) {
+        const auto type = host_collective_kind(n.name);
+        if (!type || (*type != CollKind::all_reduce && *type != CollKind::all_gather &&
+                      *type != CollKind::reduce_scatter))
+          continue;  // no time model for it (network_fit.h)
+        s.shape = *type == CollKind::all_reduce ? CommShape::all_reduce : CommShape::half_ring;
+        s.npus = 0;
+        for (const ProcessGroup& g : groups_)
+          if (!n.pg_name.empty() && g.name == n.pg_name && !g.ranks.empty()) s.npus = g.ranks.size();
+        key = "coll " + n.pg_name + " " + std::to_string(static_cast<int>(*type));
+      } else {
+        const auto e = p2p_ends_.find(c.index);
+        if (e == p2p_ends_.end()) continue;
+        s.shape = CommShape::p2p;
+        key = "p2p " + std::to_string(e->second[0]) + ">" + std::to_string(e->second[1]) + " tag " +
+              std::to_string(e->second[2]) + " bytes " + std::to_string(s.bytes);
+      }
+      key += " #" + std::to_string(ordinal[key]++);
+      if (s.took_ns > 0) stats_.comm_samples[key] = s;
+    }
   }
 }
 
@@ -259,6 +392,7 @@ bool make_sim_ready(const EtPlus& trace, ChakraGraph& graph, NodeEncoder& encode
     graph.ok = false;
     return false;
   }
+  pass.comm_samples();
   if (options.gaps) {
     pass.timeline(options.op_cost_ns);
     if (stats != nullptr && options.op_cost_ns > 0) {

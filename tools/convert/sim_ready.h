@@ -24,7 +24,12 @@
 //      top-level op, and durations come from exact nanoseconds, rounded so
 //      that a thread's durations add up to its captured time within 1 us
 //      (int() per node loses up to 1 us a node). Optimizer.step keeps its
-//      own exclusive time (the converter zeroes it).
+//      own exclusive time (the converter zeroes it). A backend's async work
+//      record (gloo:all_reduce, gloo:send, ...: node_rules.h) spans the
+//      communication, not compute: it is written with no duration, ops
+//      nested under it count where they ran, and a gap while it is
+//      outstanding is the thread waiting for it, which the comm node
+//      stands for, so it is not folded in.
 #pragma once
 
 #include <array>
@@ -36,6 +41,7 @@
 #include "convert/chakra_graph.h"
 #include "convert/et_encoding.h"
 #include "convert/et_plus_reader.h"
+#include "convert/network_fit.h"
 
 namespace chakrashim::tools::convert {
 
@@ -59,6 +65,11 @@ struct ConvertOptions {
 
 struct SimReadyStats {
   std::uint64_t gap_ns = 0;    // folded in, all threads
+  // Gap time while async communication the thread issued was outstanding:
+  // the thread waiting for it, left to the simulated comm node instead.
+  std::uint64_t comm_wait_ns = 0;
+  // Async work records (gloo:*, nccl:*) written with no duration.
+  std::uint64_t async_records = 0;
   std::uint64_t threads = 0;   // host threads given timeline durations
   std::uint64_t cost_ns = 0;   // recording cost taken out (op_cost_ns x ops)
   std::int64_t op_cost_ns = 0;  // the cost per op it took out
@@ -76,6 +87,11 @@ struct SimReadyStats {
     std::uint64_t sends = 0, receives = 0;
   };
   std::map<std::array<std::int64_t, 4>, P2pCount> p2p_messages;
+  // Each comm node's time as the job measured it (its backend's async
+  // record), keyed so that the same op on every rank has the same key (its
+  // kind, group or ends, and its place among them on the rank), for the
+  // network fit (network_fit.h); npus 0: the whole world.
+  std::map<std::string, CommSample> comm_samples;
 };
 
 // False (and `error`) only when a host collective cannot be encoded.

@@ -283,6 +283,71 @@ TEST(SimReady, SendAndRecvWhosePeerCannotBeToldStayComputeAndAreCounted) {
   EXPECT_EQ(unknown.stats.p2p_unmapped, 2u);
 }
 
+// The end of a gloo DDP step: the last AccumulateGrad issues the bucket's
+// all-reduce; gloo's async record opens under it and ends when gloo's
+// thread is done, 5 us later; the thread waits, then copies the bucket back
+// (nested under the record in the ET, as the thread ran it while the
+// record was open) and steps the optimizer.
+EtPlus ddp_step_end(NodeEncoder& encoder) {
+  EtPlus t;
+  t.nodes = {sim_node(0, 0, kSimProcess), sim_node(1, 0, kSimThread),
+             sim_node(2, 1, "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", 0, 2000, 1000),
+             sim_node(3, 2, "c10d::allreduce_", 1000, 500, 500),
+             sim_node(4, 3, "gloo:all_reduce", 1200, 6000, 5000),
+             sim_node(5, 4, "torch.distributed.ddp.reducer::copy_bucket_to_grad", 7500, 1000, 1000),
+             sim_node(6, 1, "Optimizer.step#SGD.step", 9000, 2000, 2000)};
+  t.nodes[3].comm_size = 4096;
+  TailFields tail;
+  for (auto& n : t.nodes) n.tail = encoder.tail(tail);
+  return t;
+}
+
+TEST(SimReady, AsyncWorkRecordsAreNoComputeAndTheWaitIsTheCollectives) {
+  NodeEncoder encoder;
+  const SimBuilt b = sim_build(ddp_step_end(encoder));
+  EXPECT_EQ(b.at(3).kind, NodeKind::comm_coll);
+  EXPECT_EQ(b.at(4).kind, NodeKind::comp);
+  EXPECT_EQ(*b.at(4).duration, 0u) << "its span is the all-reduce's, which the comm node simulates";
+  EXPECT_EQ(b.stats.async_records, 1u);
+  // The thread waited from the AccumulateGrad's end (2 us) to the copy
+  // (7.5 us) while the all-reduce was outstanding (to 7.2 us): 5.2 us of
+  // waiting left to the comm node, 0.3 us of gap folded into the copy,
+  // which counts as a top-level op (it ran after the AccumulateGrad ended).
+  EXPECT_EQ(b.stats.comm_wait_ns, 5200u);
+  EXPECT_EQ(b.stats.gap_ns, 300u + 500u);  // and 0.5 us before the optimizer step
+  EXPECT_EQ(*b.at(5).duration, 1u);        // 1 us of its own + 0.3 us of gap
+  EXPECT_EQ(*b.at(6).duration, 3u);        // 2 us + 0.5 us, carried
+  std::uint64_t host = 0;
+  for (const auto& c : b.graph.nodes)
+    if (c.kind == NodeKind::comp && c.duration) host += *c.duration;
+  EXPECT_EQ(host, 5u) << "4.8 us of ops' own time and gaps; the 5.2 us of waiting is the comm node's";
+}
+
+TEST(SimReady, ASendersWaitStaysForTheSimulatorDoesNotHoldASender) {
+  // gloo holds a send until its receiver takes it; ASTRA-sim's send ends
+  // when its bytes are out: the sender's wait is kept as time of its own.
+  NodeEncoder encoder;
+  EtPlus t = ddp_step_end(encoder);
+  t.nodes[3].name = "c10d::send";
+  t.nodes[4].name = "gloo:send";
+  const SimBuilt b = sim_build(t);
+  EXPECT_EQ(*b.at(4).duration, 0u);
+  EXPECT_EQ(b.stats.comm_wait_ns, 0u);
+  EXPECT_EQ(b.stats.gap_ns, 5500u + 500u);
+}
+
+TEST(SimReady, EachCommNodeIsSampledWithItsAsyncRecordsTime) {
+  NodeEncoder encoder;
+  const SimBuilt b = sim_build(ddp_step_end(encoder));
+  ASSERT_EQ(b.stats.comm_samples.size(), 1u);
+  const auto& [key, sample] = *b.stats.comm_samples.begin();
+  EXPECT_EQ(key, "coll  0 #0") << "the default group's first all-reduce: the same key on every rank";
+  EXPECT_EQ(sample.shape, CommShape::all_reduce);
+  EXPECT_EQ(sample.npus, 0u) << "the world, known to the runner";
+  EXPECT_EQ(sample.bytes, 4096);
+  EXPECT_EQ(sample.took_ns, 6000) << "gloo:all_reduce from issue to completion";
+}
+
 TEST(SimReady, RanksWithNcclKernelsKeepTheirHostCollectivesAsCompute) {
   NodeEncoder encoder;
   EtPlus t = gloo_step(encoder);
