@@ -78,6 +78,33 @@ std::size_t remove_rank_files(int dir_fd, const std::string& dir) {
   return removed;
 }
 
+// The marker is there already: this run's, another's (refused), or
+// replaced with `overwrite`.
+MarkResult mark_existing(int dir_fd, const std::string& dir, const std::string& run_id, bool overwrite, MarkResult r) {
+  const FolderRun there = read_marker(dir_fd);
+  if (there.run == run_id) {
+    r.ok = true;
+    return r;
+  }
+  if (!overwrite) {
+    r.error = dir + " was taken by another run since";
+    return r;
+  }
+  // Replaced whole: the other run's files first, then its marker, by a
+  // rename over it, so that no rank of this run ever reads half an id.
+  r.removed = remove_rank_files(dir_fd, dir);
+  const std::string replacement = temporary_name(kRunMarkerName);
+  UniqueFd t(::openat(dir_fd, replacement.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+  if (!t || !write_all(t.get(), run_id) || t.close() != 0 ||
+      ::renameat(dir_fd, replacement.c_str(), dir_fd, kRunMarkerName) != 0) {
+    r.error = dir + "/" + kRunMarkerName + ": replace: " + std::strerror(errno);
+    ::unlinkat(dir_fd, replacement.c_str(), 0);
+    return r;
+  }
+  r.ok = true;
+  return r;
+}
+
 }  // namespace
 
 FolderRun read_folder_run(const std::string& dir) {
@@ -97,45 +124,48 @@ bool other_runs_folder(const FolderRun& f, const std::string& run_id) {
 
 MarkResult mark_folder_run(int dir_fd, const std::string& dir, const std::string& run_id, bool overwrite) {
   MarkResult r;
-  UniqueFd fd(::openat(dir_fd, kRunMarkerName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
-  if (fd) {
-    // This run is the folder's first, or replaces an unmarked capture.
-    if (overwrite) r.removed = remove_rank_files(dir_fd, dir);
-    if (!write_all(fd.get(), run_id) || fd.close() != 0) {
-      r.error = dir + "/" + kRunMarkerName + ": write: " + std::strerror(errno);
-      ::unlinkat(dir_fd, kRunMarkerName, 0);
+  // The marker appears whole or not at all: written under a name nobody
+  // can predict, then linked to its own name, which fails if it is there.
+  // (Created empty and then written, another rank of the same run could
+  // read it empty in between and take the folder for another run's.)
+  const std::string temp = temporary_name(kRunMarkerName);
+  {
+    UniqueFd t(::openat(dir_fd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+    if (!t || !write_all(t.get(), run_id) || t.close() != 0) {
+      r.error = dir + "/" + kRunMarkerName + ": create: " + std::strerror(errno);
+      ::unlinkat(dir_fd, temp.c_str(), 0);
       return r;
     }
-    r.ok = true;
-    return r;
   }
-  if (errno != EEXIST) {
-    r.error = dir + "/" + kRunMarkerName + ": create: " + std::strerror(errno);
-    return r;
-  }
-  const FolderRun there = read_marker(dir_fd);
-  if (there.run == run_id) {
-    r.ok = true;
-    return r;
-  }
-  if (!overwrite) {
-    r.error = dir + " was taken by another run since";
-    return r;
-  }
-  // Replaced whole: the other run's files first, then its marker, by a
-  // rename over it, so that no rank of this run ever reads half an id.
-  r.removed = remove_rank_files(dir_fd, dir);
-  const std::string temp = std::string(kRunMarkerName) + "." + std::to_string(::getpid());
+  const bool linked = ::linkat(dir_fd, temp.c_str(), dir_fd, kRunMarkerName, 0) == 0;
+  const int link_errno = errno;
   ::unlinkat(dir_fd, temp.c_str(), 0);
-  UniqueFd t(::openat(dir_fd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
-  if (!t || !write_all(t.get(), run_id) || t.close() != 0 ||
-      ::renameat(dir_fd, temp.c_str(), dir_fd, kRunMarkerName) != 0) {
-    r.error = dir + "/" + kRunMarkerName + ": replace: " + std::strerror(errno);
-    ::unlinkat(dir_fd, temp.c_str(), 0);
+  if (linked) {
+    // This run is the folder's first, or replaces an unmarked capture.
+    if (overwrite) r.removed = remove_rank_files(dir_fd, dir);
+    r.ok = true;
     return r;
   }
-  r.ok = true;
-  return r;
+  if (link_errno != EEXIST) {
+    if (link_errno == EPERM || link_errno == EOPNOTSUPP || link_errno == ENOSYS) {
+      // A filesystem without hard links: created exclusively, then
+      // written (the race above is back, narrow: said as it is met).
+      UniqueFd fd(::openat(dir_fd, kRunMarkerName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+      if (fd) {
+        if (overwrite) r.removed = remove_rank_files(dir_fd, dir);
+        r.ok = write_all(fd.get(), run_id) && fd.close() == 0;
+        if (!r.ok) {
+          r.error = dir + "/" + kRunMarkerName + ": write: " + std::strerror(errno);
+          ::unlinkat(dir_fd, kRunMarkerName, 0);
+        }
+        return r;
+      }
+      if (errno == EEXIST) return mark_existing(dir_fd, dir, run_id, overwrite, r);
+    }
+    r.error = dir + "/" + kRunMarkerName + ": create: " + std::strerror(link_errno);
+    return r;
+  }
+  return mark_existing(dir_fd, dir, run_id, overwrite, r);
 }
 
 void unmark_if_alone(int dir_fd) {

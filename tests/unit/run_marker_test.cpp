@@ -9,9 +9,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "files/output_paths.h"
 #include "files/publish.h"
@@ -55,6 +58,32 @@ TEST_F(RunMarker, TheFirstRankLeavesTheIdTheOthersFindIt) {
   const auto read = read_folder_run(dir_.string());
   EXPECT_TRUE(read.marked);
   EXPECT_EQ(read.run, "slurm:9");
+}
+
+// Ranks of one run mark the same new folder at the same moment: every one
+// finds its run's id, never an empty marker another rank has made and not
+// yet written (e2e.launchers under mpirun: rank 1 read "" and gave up its
+// capture, "taken by another run since").
+TEST_F(RunMarker, RanksMarkingAtOnceAllFindTheirRun) {
+  for (int round = 0; round < 200; ++round) {
+    const fs::path folder = dir_ / ("f" + std::to_string(round));
+    fs::create_directory(folder);
+    const UniqueFd fd(::open(folder.c_str(), O_RDONLY | O_DIRECTORY));
+    std::atomic<int> go{0}, ok{0};
+    std::vector<std::thread> ranks;
+    for (int r = 0; r < 4; ++r) {
+      ranks.emplace_back([&] {
+        go.fetch_add(1);
+        while (go.load() < 4) {
+        }
+        if (mark_folder_run(fd.get(), folder.string(), "ompi:1234", false).ok) ok.fetch_add(1);
+      });
+    }
+    for (auto& t : ranks) t.join();
+    ASSERT_EQ(ok.load(), 4) << "round " << round;
+    const auto names = fs::directory_iterator(folder);
+    EXPECT_EQ(std::distance(fs::begin(names), fs::end(names)), 1) << "the marker alone: no temporary left";
+  }
 }
 
 TEST_F(RunMarker, OverwriteRemovesEveryRankOfTheRunItReplacesButNotALiveWriters) {
