@@ -5,6 +5,7 @@
 
 #include "chakrashim/trace_schema.h"
 #include "check/step_match.h"
+#include "common/missing_ranks.h"
 #include "common/tool_schema.h"
 
 namespace chakrashim::tools::check {
@@ -68,18 +69,9 @@ void et_schema_rules(const EtInput& in, std::vector<Finding>& out) {
 }  // namespace
 
 std::string step_list(const std::vector<std::uint64_t>& steps) {
-  if (steps.empty()) return "none";
-  // Runs of consecutive steps as ranges (issue #49: a 100-step window
-  // listed every step): {3,4,5,8} -> "3-5,8".
-  std::string out;
-  for (std::size_t i = 0; i < steps.size();) {
-    std::size_t j = i;
-    while (j + 1 < steps.size() && steps[j + 1] == steps[j] + 1) ++j;
-    out += (out.empty() ? "" : ",") + std::to_string(steps[i]);
-    if (j > i) out += "-" + std::to_string(steps[j]);
-    i = j + 1;
-  }
-  return out;
+  // Runs of consecutive steps as ranges, as ranks are (issue #49: a
+  // 100-step window listed every step): {3,4,5,8} -> "3-5,8".
+  return steps.empty() ? "none" : rank_ranges(steps);
 }
 
 std::optional<CaptureMeta> parse_meta(const json& object) {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "common/options.h"
@@ -176,21 +177,19 @@ int run_convert_command(int argc, char** argv) {
       std::fprintf(stderr, "chakrashim convert: %s\n", line.c_str());
     const int status =
         report(run.results, plan.skipped, rank_lines_wanted(run.results.size(), a.verbose, a.quiet), false);
-    std::string groups_error;
-    // Chakra's output has no such file: --chakra-exact writes none either.
-    const std::string groups = options.chakra_exact ? std::string() : write_comm_groups(run.results, groups_error);
-    if (!groups_error.empty()) {
-      std::fprintf(stderr, "chakrashim convert: communicator groups: %s\n", groups_error.c_str());
-      return 1;
+    // ASTRA-sim's files beside the .et: Chakra's output has none, so
+    // --chakra-exact writes none either.
+    using Writer = std::string (*)(const std::vector<ConvertResult>&, std::string&);
+    for (const auto& [what, write] : {std::pair<const char*, Writer>{"communicator groups", &write_comm_groups},
+                                      std::pair<const char*, Writer>{"network", &write_network}}) {
+      std::string error;
+      const std::string written = options.chakra_exact ? std::string() : write(run.results, error);
+      if (!error.empty()) {
+        std::fprintf(stderr, "chakrashim convert: %s: %s\n", what, error.c_str());
+        return 1;
+      }
+      if (!written.empty() && !a.quiet) std::printf("%s\n", written.c_str());
     }
-    if (!groups.empty() && !a.quiet) std::printf("%s\n", groups.c_str());
-    std::string network_error;
-    const std::string network = options.chakra_exact ? std::string() : write_network(run.results, network_error);
-    if (!network_error.empty()) {
-      std::fprintf(stderr, "chakrashim convert: network: %s\n", network_error.c_str());
-      return 1;
-    }
-    if (!network.empty() && !a.quiet) std::printf("%s\n", network.c_str());
     // plan.warnings holds only the missing-rank lines: said once.
     for (const auto& w : world_warnings(run.results, !plan.warnings.empty())) std::printf("warning: %s\n", w.c_str());
     if (!a.quiet) std::printf("%s\n", totals_line(run.results, run.seconds).c_str());

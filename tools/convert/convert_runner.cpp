@@ -240,6 +240,27 @@ ConvertPlan plan_convert(const std::string& dir, const std::string& prefix, bool
   return plan;
 }
 
+namespace {
+
+// PREFIX.R.et -> PREFIX + suffix: a file for ASTRA-sim beside the ranks' .et.
+std::string beside_ets(const ConvertResult& r, const std::string& suffix) {
+  std::string prefix = r.output;
+  const std::string tail = "." + std::to_string(r.rank) + ".et";
+  if (prefix.size() > tail.size() && prefix.compare(prefix.size() - tail.size(), tail.size(), tail) == 0)
+    prefix.resize(prefix.size() - tail.size());
+  return prefix + suffix;
+}
+
+// Complete and valid, or absent (publish.h); false with `error`.
+bool publish_text(const std::string& path, const std::string& text, std::string& error) {
+  const auto produce = [&text](files::ByteSink& sink) { return sink.write(text); };
+  const auto published = files::publish_file(path, produce, nullptr, true);
+  if (!published.ok) error = published.error;
+  return published.ok;
+}
+
+}  // namespace
+
 std::string write_comm_groups(const std::vector<ConvertResult>& results, std::string& error) {
   const ConvertResult* first = nullptr;
   for (const auto& r : results) {
@@ -249,21 +270,10 @@ std::string write_comm_groups(const std::vector<ConvertResult>& results, std::st
     }
   }
   if (first == nullptr || first->process_groups.size() < 2) return {};
-  // PREFIX.R.et -> PREFIX.comm_groups.json
-  std::string prefix = first->output;
-  const std::string tail = "." + std::to_string(first->rank) + ".et";
-  if (prefix.size() > tail.size() && prefix.compare(prefix.size() - tail.size(), tail.size(), tail) == 0)
-    prefix.resize(prefix.size() - tail.size());
-  const std::string path = prefix + ".comm_groups.json";
+  const std::string path = beside_ets(*first, ".comm_groups.json");
   std::uint64_t world = results.size();
   for (const auto& g : first->process_groups) world = std::max(world, g.size);
-  const std::string text = comm_group_json(first->process_groups, world);
-  const auto produce = [&text](files::ByteSink& sink) { return sink.write(text); };
-  const auto published = files::publish_file(path, produce, nullptr, true);
-  if (!published.ok) {
-    error = published.error;
-    return {};
-  }
+  if (!publish_text(path, comm_group_json(first->process_groups, world), error)) return {};
   return std::to_string(first->process_groups.size()) + " process groups -> " + path +
          " (ASTRA-sim's --comm-group-configuration)";
 }
@@ -292,19 +302,8 @@ std::string write_network(const std::vector<ConvertResult>& results, std::string
   }
   const auto net = fit_network(samples);
   if (!net) return {};
-  // PREFIX.R.et -> PREFIX.network.yml
-  std::string prefix = first->output;
-  const std::string tail = "." + std::to_string(first->rank) + ".et";
-  if (prefix.size() > tail.size() && prefix.compare(prefix.size() - tail.size(), tail.size(), tail) == 0)
-    prefix.resize(prefix.size() - tail.size());
-  const std::string path = prefix + ".network.yml";
-  const std::string text = network_yml(*net, world);
-  const auto produce = [&text](files::ByteSink& sink) { return sink.write(text); };
-  const auto published = files::publish_file(path, produce, nullptr, true);
-  if (!published.ok) {
-    error = published.error;
-    return {};
-  }
+  const std::string path = beside_ets(*first, ".network.yml");
+  if (!publish_text(path, network_yml(*net, world), error)) return {};
   char figures[256];
   std::snprintf(figures, sizeof figures, "latency %.1f us, bandwidth %.3g GB/s%s, within %.0f%% of the measured times (median)",
                 net->latency_ns / 1e3, net->bandwidth_gbs, net->bandwidth_fitted ? "" : " (held: one message size)",

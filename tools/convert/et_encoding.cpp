@@ -25,6 +25,14 @@ void add_int(pb::Node& node, const char* name, std::int64_t v) {
   a->set_int64_val(v);
 }
 
+// pg_name, only when the node has one (none: ASTRA-sim's default group).
+void add_pg_name(pb::Node& node, std::string_view pg_name) {
+  if (pg_name.empty()) return;
+  pb::Attribute* pg = node.add_attr();
+  pg->set_name("pg_name");
+  pg->set_string_val(std::string(pg_name));
+}
+
 }  // namespace
 
 struct NodeEncoder::Scratch {
@@ -63,11 +71,7 @@ std::string NodeEncoder::comm(std::optional<CollKind> type, std::int64_t size, s
   n.Clear();
   if (type) add_int(n, "comm_type", static_cast<std::int64_t>(*type));
   add_int(n, "comm_size", size);
-  if (!pg_name.empty()) {
-    pb::Attribute* pg = n.add_attr();
-    pg->set_name("pg_name");
-    pg->set_string_val(std::string(pg_name));
-  }
+  add_pg_name(n, pg_name);
   return n.SerializeAsString();
 }
 
@@ -79,11 +83,7 @@ std::string NodeEncoder::p2p(std::int64_t size, std::uint64_t src, std::uint64_t
   add_int(n, "comm_dst", static_cast<std::int64_t>(dst));
   add_int(n, "comm_tag", tag);
   add_int(n, "comm_size", size);
-  if (!pg_name.empty()) {
-    pb::Attribute* pg = n.add_attr();
-    pg->set_name("pg_name");
-    pg->set_string_val(std::string(pg_name));
-  }
+  add_pg_name(n, pg_name);
   return n.SerializeAsString();
 }
 

@@ -329,13 +329,16 @@ void Capture::on_cut_requested() {
   if (os_tid() != stepping_tid_.load(std::memory_order_relaxed)) return;
   CaptureLock lock(mutex_);
   if (!armed_) return;
-  if (holds_no_training()) {  // before the partial step is closed into steps_
-    scheduler_.set_done();
-    abandon_window_at_exit();  // silent: no step was taken here
-    return;
-  }
+  if (abandon_if_no_training()) return;  // before the partial step is closed into steps_
   const std::uint64_t step = scheduler_.window().current();
   cut_for_memory(step, close_partial_step(/*force=*/true));
+}
+
+bool Capture::abandon_if_no_training() {
+  if (!holds_no_training()) return false;
+  scheduler_.set_done();
+  abandon_window_at_exit();
+  return true;
 }
 
 void Capture::cut_for_memory(std::uint64_t step, std::optional<std::uint64_t> partial_step) {

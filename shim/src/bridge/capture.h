@@ -181,6 +181,9 @@ class Capture {
   // exit (seed 6041: each spawned DataLoader worker of a START_STEP=0 job,
   // cut by CHAKRA_MAX_MEMORY, wrote a capture of 1 op beside the job's).
   bool holds_no_training() const { return steps_.empty() && !shown_training(); }
+  // Such a window abandoned as at exit, silently (no step was taken here),
+  // and no later one planned; false where the window holds training.
+  bool abandon_if_no_training();
   // At a step end, holding no lock of ours: waits for the writer while a
   // terminating signal waits for the files to be delivered.
   void wait_if_ending();

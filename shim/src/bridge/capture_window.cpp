@@ -273,11 +273,7 @@ void Capture::finalize_for_signal(int sig) {
   {
     CaptureLock lock(mutex_);
     if (!armed_) return;
-    if (holds_no_training()) {
-      scheduler_.set_done();
-      abandon_window_at_exit();  // silent: no step was taken here
-      return;
-    }
+    if (abandon_if_no_training()) return;
     disarm("signal:" + signal_name(sig), close_partial_step());
   }
   // A terminating signal ends the process next: the files must be done
