@@ -11,6 +11,7 @@
 #include "common/chunk_pipe.h"
 #include "common/et_reader.h"
 #include "common/missing_ranks.h"
+#include "check/device_facts.h"
 #include "common/run_mix.h"
 #include "common/pair_identity.h"
 #include "common/rank_totals.h"
@@ -125,10 +126,9 @@ bool read_device(const RankJob& job, DeviceOps& device, RankResult& out, Identit
   const TraceSummary summary = read_device_trace(in, [&builder, &id, &steps](const TraceEvent& e) {
     note_device_event(id.pair, e);
     builder.add(e);
-    if (e.cat == "user_annotation" && e.name.rfind("ProfilerStep#", 0) == 0 && e.ts_ns) {
-      const std::string digits = e.name.substr(13);
-      if (!digits.empty() && digits.size() < 20 && digits.find_first_not_of("0123456789") == std::string::npos)
-        steps.push_back({std::stoull(digits), {*e.ts_ns, e.dur_ns.value_or(0)}});
+    if (e.cat == "user_annotation" && e.ts_ns) {
+      if (const auto step = check::profiler_step_number(e.name))
+        steps.push_back({*step, {*e.ts_ns, e.dur_ns.value_or(0)}});
     }
   });
   if (!summary.parse.ok || !stream.ok()) {
