@@ -8,6 +8,7 @@
 #include "check/check_command.h"
 #ifdef CHAKRASHIM_WITH_CONVERT
 #include "convert/convert_command.h"
+#include "simulate/simulate_command.h"
 #endif
 #include "link/link_command.h"
 #include "config_command.h"
@@ -46,6 +47,14 @@ const Subcommand kSubcommands[] = {
      nullptr,
      "this build has no protobuf (install libprotobuf-dev and protobuf-compiler, as scripts/setup.sh does, and "
      "rebuild)"},
+#endif
+    {"simulate", "DIR", "run a capture in ASTRA-sim; per rank, simulated time against the captured window (docs/simulate.md)",
+#ifdef CHAKRASHIM_WITH_CONVERT
+     tools::simulate::run_simulate_command},
+#else
+     nullptr,
+     "this build has no protobuf, so no convert to simulate from (install libprotobuf-dev and protobuf-compiler, as "
+     "scripts/setup.sh does, and rebuild)"},
 #endif
     {"report", "DIR|FILE...", "step times, top ops, GPU busy and overlap, rank skew (docs/report.md)",
      tools::report::run_report_command},

@@ -56,6 +56,10 @@ struct EtFile {
   std::string path;
   std::string read_error;  // set: the file could not be decoded
   std::vector<EtFileNode> nodes;
+  // What `chakrashim convert` put in the GlobalMetadata (et_encoding.h):
+  // the captured window of the steps written, and the recording cost taken
+  // out of the timeline; absent in files of other tools.
+  std::optional<std::uint64_t> window_ns, window_steps, cost_taken_ns;
 };
 
 enum class EtSeverity : std::uint8_t { error, warning };

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -179,17 +180,22 @@ int run_convert_command(int argc, char** argv) {
         report(run.results, plan.skipped, rank_lines_wanted(run.results.size(), a.verbose, a.quiet), false);
     // ASTRA-sim's files beside the .et: Chakra's output has none, so
     // --chakra-exact writes none either.
-    using Writer = std::string (*)(const std::vector<ConvertResult>&, std::string&);
-    for (const auto& [what, write] : {std::pair<const char*, Writer>{"communicator groups", &write_comm_groups},
-                                      std::pair<const char*, Writer>{"network", &write_network}}) {
+    std::string fit_warning;
+    const auto writers = {
+        std::pair<const char*, std::function<std::string(std::string&)>>{
+            "communicator groups", [&run](std::string& e) { return write_comm_groups(run.results, e); }},
+        std::pair<const char*, std::function<std::string(std::string&)>>{
+            "network", [&run, &fit_warning](std::string& e) { return write_network(run.results, e, &fit_warning); }}};
+    for (const auto& [what, write] : writers) {
       std::string error;
-      const std::string written = options.chakra_exact ? std::string() : write(run.results, error);
+      const std::string written = options.chakra_exact ? std::string() : write(error);
       if (!error.empty()) {
         std::fprintf(stderr, "chakrashim convert: %s: %s\n", what, error.c_str());
         return 1;
       }
       if (!written.empty() && !a.quiet) std::printf("%s\n", written.c_str());
     }
+    if (!fit_warning.empty()) std::printf("warning: %s\n", fit_warning.c_str());
     // plan.warnings holds only the missing-rank lines: said once.
     for (const auto& w : world_warnings(run.results, !plan.warnings.empty())) std::printf("warning: %s\n", w.c_str());
     if (!a.quiet) std::printf("%s\n", totals_line(run.results, run.seconds).c_str());

@@ -118,6 +118,8 @@ void link_then_read(const ConvertJob& job, EtPlusRead& read, ConvertResult& out,
   out.link_seconds = linked.seconds;
   out.link_warnings = linked.warnings;
   out.left_out = linked.left_out;
+  out.window_ns = linked.window_ns;
+  out.window_steps = linked.window_steps;
   if (!linked.ok) out.error = "link: " + linked.error;
 }
 
@@ -143,6 +145,8 @@ bool join_in_memory(const ConvertJob& job, NodeEncoder& encoder, EtPlusRead& rea
   out.link_seconds = planned.result.seconds;
   out.link_warnings = planned.result.warnings;
   out.left_out = planned.result.left_out;
+  out.window_ns = planned.result.window_ns;
+  out.window_steps = planned.result.window_steps;
   read.ok = true;
   read.trace = std::move(*joined);
   return true;
@@ -180,6 +184,14 @@ ConvertResult convert_one(const ConvertJob& job, std::atomic<std::uint64_t>* pro
     }
   } else {
     read = read_et_plus(job.input, progress);
+    // An ET+ link wrote beside a capture: the window from its device trace,
+    // as link read it (the partial step left out, link's default).
+    if (read.ok && !job.options.chakra_exact && !job.device_path.empty()) {
+      if (const auto w = link::captured_window(job.device_path)) {
+        out.window_ns = w->window_ns;
+        out.window_steps = w->window_steps;
+      }
+    }
   }
   // What errors name: the ET+, or the pair that was linked in memory.
   const std::string source =
@@ -190,7 +202,17 @@ ConvertResult convert_one(const ConvertJob& job, std::atomic<std::uint64_t>* pro
   } else {
     out.nodes_read = read.trace.nodes.size();
     ChakraGraph graph = build_chakra_graph(read.trace, encoder);
-    make_sim_ready(read.trace, graph, encoder, options_for(job), &out.sim);
+    const ConvertOptions options = options_for(job);
+    make_sim_ready(read.trace, graph, encoder, options, &out.sim);
+    if (!options.chakra_exact) {
+      // What `chakrashim simulate` compares the simulation with, in the
+      // file itself (Chakra's bytes stay exact under --chakra-exact).
+      if (out.window_steps > 0) {
+        read.trace.meta.window_ns = static_cast<std::uint64_t>(std::max<std::int64_t>(out.window_ns, 0));
+        read.trace.meta.window_steps = out.window_steps;
+      }
+      read.trace.meta.cost_taken_ns = out.sim.cost_ns;
+    }
     if (graph.ok) out.process_groups = groups_of(read.trace, graph);
     out.stats = graph.stats;
     if (!graph.ok) out.error = source + ": " + graph.error;
@@ -278,7 +300,7 @@ std::string write_comm_groups(const std::vector<ConvertResult>& results, std::st
          " (ASTRA-sim's --comm-group-configuration)";
 }
 
-std::string write_network(const std::vector<ConvertResult>& results, std::string& error) {
+std::string write_network(const std::vector<ConvertResult>& results, std::string& error, std::string* fit_warning) {
   // The same op on every rank: the least time any rank measured (the rank
   // that arrived last waited for no other).
   std::map<std::string, CommSample> merged;
@@ -304,12 +326,24 @@ std::string write_network(const std::vector<ConvertResult>& results, std::string
   if (!net) return {};
   const std::string path = beside_ets(*first, ".network.yml");
   if (!publish_text(path, network_yml(*net, world), error)) return {};
-  char figures[256];
-  std::snprintf(figures, sizeof figures, "latency %.1f us, bandwidth %.3g GB/s%s, within %.0f%% of the measured times (median)",
+  char figures[320];
+  std::snprintf(figures, sizeof figures,
+                "latency %.1f us, bandwidth %.3g GB/s%s, within %.0f%% of each kind's mean time (single ones varied "
+                "%.0f%% around it, median)",
                 net->latency_ns / 1e3, net->bandwidth_gbs, net->bandwidth_fitted ? "" : " (held: one message size)",
-                net->median_error * 100);
-  return "network fitted to " + std::to_string(net->samples) + " captured collectives and messages: " + figures +
-         " -> " + path + " (ASTRA-sim's --network-configuration)";
+                net->median_error * 100, net->spread * 100);
+  std::string line = "network fitted to " + std::to_string(net->samples) + " captured collectives and messages: " +
+                     figures + " -> " + path + " (ASTRA-sim's --network-configuration)";
+  if (net->median_error > kFitWarnError && fit_warning != nullptr) {
+    char warning[240];
+    std::snprintf(warning, sizeof warning,
+                  "one ring misses the captured communication times by %.0f%% (median over each kind's mean): "
+                  "the simulated communication will be off by about as much (docs/simulate.md, \"The fitted "
+                  "network\")",
+                  net->median_error * 100);
+    *fit_warning = warning;
+  }
+  return line;
 }
 
 std::vector<std::string> unmatched_p2p_lines(const std::vector<ConvertResult>& results) {

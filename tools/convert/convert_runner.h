@@ -40,6 +40,9 @@ struct ConvertResult {
   double link_seconds = 0, seconds = 0;
   std::vector<std::string> link_warnings;
   std::optional<link::LeftOutStep> left_out;  // the partial step link left out
+  // The rank's captured window (link::RankResult's), when this run linked it.
+  std::int64_t window_ns = 0;
+  std::uint64_t window_steps = 0;
   std::uint64_t nodes_read = 0;
   GraphStats stats;
   SimReadyStats sim;
@@ -71,8 +74,10 @@ std::string write_comm_groups(const std::vector<ConvertResult>& results, std::st
 // A world above 1 whose ranks measured their collectives or messages:
 // PREFIX.network.yml beside the .et files, ASTRA-sim's network fitted to
 // them (network_fit.h); returns the line that says so, or "" (nothing to
-// fit), or "" with `error`.
-std::string write_network(const std::vector<ConvertResult>& results, std::string& error);
+// fit), or "" with `error`. `fit_warning` gets a line when one ring fits the
+// captured times badly (network_fit.h kFitWarnError).
+std::string write_network(const std::vector<ConvertResult>& results, std::string& error,
+                          std::string* fit_warning = nullptr);
 
 // What a simulation of the converted ranks would miss, as warning lines
 // (check's et.no_collectives and et.rank_missing, said at convert time): a

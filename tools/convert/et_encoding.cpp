@@ -127,6 +127,9 @@ void EtRecordWriter::metadata(const MetadataFields& m) {
   add("time")->set_string_val(m.time);
   add("start_ts")->set_uint64_val(m.start_ts);
   add("finish_ts")->set_uint64_val(m.finish_ts);
+  if (m.window_ns) add(kWindowNsAttr)->set_uint64_val(*m.window_ns);
+  if (m.window_steps) add(kWindowStepsAttr)->set_uint64_val(*m.window_steps);
+  if (m.cost_taken_ns) add(kCostTakenNsAttr)->set_uint64_val(*m.cost_taken_ns);
   const std::string bytes = meta.SerializeAsString();
   record({bytes});
 }

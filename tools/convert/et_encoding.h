@@ -49,9 +49,18 @@ struct HeadFields {
   std::uint64_t duration_micros = 0;
 };
 
+// GlobalMetadata attributes of ours (MetadataFields below).
+inline constexpr const char* kWindowNsAttr = "chakrashim_window_ns";
+inline constexpr const char* kWindowStepsAttr = "chakrashim_window_steps";
+inline constexpr const char* kCostTakenNsAttr = "chakrashim_cost_taken_ns";
+
 struct MetadataFields {
   std::string schema, time;
   std::uint64_t pid = 0, start_ts = 0, finish_ts = 0;
+  // Ours, after Chakra's attributes (never under --chakra-exact), for
+  // `chakrashim simulate`: the captured window (ProfilerStep#N spans of the
+  // steps written) and the recording cost taken out of the timeline.
+  std::optional<std::uint64_t> window_ns, window_steps, cost_taken_ns;
 };
 
 // Reuses its scratch messages: one per thread.

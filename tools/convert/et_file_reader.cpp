@@ -6,6 +6,7 @@
 
 #include "convert/chakra_et.pb.h"
 #include "convert/comm_groups.h"
+#include "convert/et_encoding.h"
 
 namespace chakrashim::tools::convert {
 
@@ -57,7 +58,53 @@ check::EtFileNode decoded(const et::Node& pb) {
   return n;
 }
 
+// Our GlobalMetadata attributes (et_encoding.h), where convert wrote them.
+void read_ours(const et::GlobalMetadata& meta, check::EtFile& out) {
+  for (const et::Attribute& a : meta.attr()) {
+    if (a.value_case() != et::Attribute::kUint64Val) continue;
+    if (a.name() == kWindowNsAttr) out.window_ns = a.uint64_val();
+    else if (a.name() == kWindowStepsAttr) out.window_steps = a.uint64_val();
+    else if (a.name() == kCostTakenNsAttr) out.cost_taken_ns = a.uint64_val();
+  }
+}
+
 }  // namespace
+
+check::EtFile read_et_metadata(const std::string& path) {
+  check::EtFile out;
+  out.path = path;
+  out.rank = et_file_rank(path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    out.read_error = "cannot be opened";
+    return out;
+  }
+  // The length varint, then the record: a few hundred bytes of a file that
+  // may hold gigabytes.
+  std::string head(10, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  std::size_t at = 0;
+  std::uint64_t length = 0;
+  if (!read_length(head, at, length) || length > (1u << 26)) {
+    out.read_error = "does not start with a Chakra GlobalMetadata record";
+    return out;
+  }
+  std::string record = head.substr(at);
+  if (record.size() < length) {
+    std::string rest(length - record.size(), '\0');
+    in.read(rest.data(), static_cast<std::streamsize>(rest.size()));
+    rest.resize(static_cast<std::size_t>(in.gcount()));
+    record += rest;
+  }
+  et::GlobalMetadata meta;
+  if (record.size() < length || !meta.ParseFromArray(record.data(), static_cast<int>(length))) {
+    out.read_error = "does not start with a Chakra GlobalMetadata record";
+    return out;
+  }
+  read_ours(meta, out);
+  return out;
+}
 
 check::EtFile read_et_file(const std::string& path) {
   check::EtFile out;
@@ -92,6 +139,7 @@ check::EtFile read_et_file(const std::string& path) {
         out.read_error = "does not start with a Chakra GlobalMetadata record";
         return out;
       }
+      read_ours(meta, out);
     } else if (!node.ParseFromArray(data, size)) {
       out.read_error = "record " + std::to_string(records) + " (at byte " + std::to_string(start) +
                        ") is not a Chakra Node";

@@ -15,6 +15,10 @@ namespace chakrashim::tools::convert {
 // Never throws; a file that does not decode has read_error set.
 check::EtFile read_et_file(const std::string& path);
 
+// The GlobalMetadata record only (the first few hundred bytes): rank, path
+// and the window fields; nodes empty.
+check::EtFile read_et_metadata(const std::string& path);
+
 // The rank of "PREFIX.R.et" ("/t/0_et/rank.3.et" -> 3), or nullopt.
 std::optional<std::uint64_t> et_file_rank(const std::string& path);
 

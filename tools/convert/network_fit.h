@@ -37,10 +37,19 @@ struct FittedNetwork {
   double bandwidth_gbs = 0;  // ASTRA-sim's GB/s (2^30 bytes a second)
   bool bandwidth_fitted = false;  // false: held at the default (one size only)
   std::uint64_t samples = 0;
-  // How far the fit's times are from the measured ones: the median of
-  // |fitted / measured - 1| over the samples.
+  // How far the fit's times are from the measured ones: the median over
+  // the samples of |fitted / measured - 1|, each measured as the mean of
+  // its kind (shape, ring, bytes); large when one ring cannot describe the
+  // job's sizes (convert warns beyond kFitWarnError).
   double median_error = 0;
+  // How much single ops varied around their kind's mean: the median of
+  // |took / mean - 1| (waits for a peer, the machine's load).
+  double spread = 0;
 };
+
+// A fit error above which convert warns that the simulated communication
+// will be off by about as much.
+constexpr double kFitWarnError = 0.25;
 
 // The default bandwidth when the samples cannot tell it (one message size).
 constexpr double kDefaultBandwidthGbs = 50.0;
@@ -48,8 +57,9 @@ constexpr double kDefaultBandwidthGbs = 50.0;
 // The time ASTRA-sim takes for one sample's op on the given network, ns.
 double astra_sim_time_ns(const CommSample& s, double latency_ns, double bandwidth_gbs);
 
-// Least squares over the samples (latency and the time per byte, neither
-// below zero). nullopt without a usable sample.
+// Least squares over each kind's mean time (shape, ring size, bytes),
+// weighted by its count (latency and the time per byte, neither below
+// zero). nullopt without a usable sample.
 std::optional<FittedNetwork> fit_network(const std::vector<CommSample>& samples);
 
 // ASTRA-sim's network configuration: one ring of `npus`.

@@ -112,6 +112,16 @@ std::optional<PartialStep> partial_step_of(const TraceSummary& summary,
   return std::nullopt;
 }
 
+// The ProfilerStep#N spans' total, less the step left out (if any).
+void note_window(const std::vector<std::pair<std::uint64_t, std::pair<std::int64_t, std::int64_t>>>& spans,
+                 std::optional<std::uint64_t> left_out, RankResult& out) {
+  for (const auto& [step, span] : spans) {
+    if (left_out && step == *left_out) continue;
+    out.window_ns += span.second;
+    ++out.window_steps;
+  }
+}
+
 bool read_device(const RankJob& job, DeviceOps& device, RankResult& out, Identity& id,
                  std::optional<PartialStep>& partial) {
   files::ByteStream stream(job.device_path);
@@ -138,6 +148,8 @@ bool read_device(const RankJob& job, DeviceOps& device, RankResult& out, Identit
   note_device(id.pair, summary);
   device = std::move(builder).finish();
   partial = partial_step_of(summary, steps);
+  note_window(steps, partial && !job.keep_partial_step ? std::optional<std::uint64_t>(partial->step) : std::nullopt,
+              out);
   return true;
 }
 
@@ -242,6 +254,24 @@ RankPlan plan_rank(const RankJob& job) {
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
+}
+
+std::optional<CapturedWindow> captured_window(const std::string& device_path, bool keep_partial_step) {
+  files::ByteStream stream(device_path);
+  if (!stream.ok()) return std::nullopt;
+  std::istream in(&stream);
+  std::vector<std::pair<std::uint64_t, std::pair<std::int64_t, std::int64_t>>> steps;
+  const TraceSummary summary = read_device_trace(in, [&steps](const TraceEvent& e) {
+    if (e.cat == "user_annotation" && e.ts_ns) {
+      if (const auto step = check::profiler_step_number(e.name))
+        steps.push_back({*step, {*e.ts_ns, e.dur_ns.value_or(0)}});
+    }
+  });
+  if (!summary.parse.ok || !stream.ok()) return std::nullopt;
+  const auto partial = partial_step_of(summary, steps);
+  RankResult r;
+  note_window(steps, partial && !keep_partial_step ? std::optional<std::uint64_t>(partial->step) : std::nullopt, r);
+  return CapturedWindow{r.window_ns, r.window_steps};
 }
 
 RankResult link_rank(const RankJob& given) {

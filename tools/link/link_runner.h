@@ -48,6 +48,11 @@ struct RankResult {
   std::uint64_t nodes_written = 0;
   double seconds = 0;
   std::optional<LeftOutStep> left_out;
+  // The window as the rank captured it: its ProfilerStep#N spans, less the
+  // partial step left out. What a simulation of the rank is measured
+  // against (`chakrashim simulate`); 0 steps: none in the device trace.
+  std::int64_t window_ns = 0;
+  std::uint64_t window_steps = 0;
 };
 
 // One line for the ranks' left-out partial steps, empty if none was:
@@ -57,6 +62,15 @@ std::string left_out_line(const std::vector<std::pair<std::uint64_t, LeftOutStep
 std::string left_out_line(const std::vector<RankResult>& results);
 
 RankResult link_rank(const RankJob& job);
+
+// RankResult's window_ns and window_steps from a device trace alone, for an
+// ET+ that link wrote earlier (the partial step left out unless kept, as
+// link does by default). nullopt: the trace cannot be read.
+struct CapturedWindow {
+  std::int64_t window_ns = 0;
+  std::uint64_t window_steps = 0;
+};
+std::optional<CapturedWindow> captured_window(const std::string& device_path, bool keep_partial_step = false);
 
 // Everything of link_rank but the writing: the two reads, the checks and the
 // join. `result.ok` (and its warnings and stats) as link_rank would give

@@ -112,12 +112,14 @@ void Capture::wait_for_writer_at_exit() {
                            prefix + "a second signal: the traces are abandoned; what was not written yet stays "
                                     "unfinished, of " + joined(partials, ", ") + " (chakrashim check reports them)\n");
   // Said after a second: a silent wait at exit invites the Ctrl-C that
-  // used to lose the capture.
+  // used to lose the capture. A notice, not a warning: nothing is wrong,
+  // and a loaded machine that makes the write take a second must not turn
+  // a clean run's log into one with a problem in it.
   const auto total = std::chrono::milliseconds(1000 * config_.exit_timeout_s);
   const auto first = std::min(total, std::chrono::milliseconds(1000));
   bool done = writer_.wait(first);
   if (!done && total > first) {
-    log_warn("the job waits while chakrashim writes its traces of " + joined(what, " and ") + " to " +
+    log_info("the job waits while chakrashim writes its traces of " + joined(what, " and ") + " to " +
              joined(partials, ", ") + " (at most " + timeout + "); a Ctrl-C now lets them finish first, a "
              "second one abandons them");
     done = writer_.wait(total - first);
