@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <iterator>
 #include <map>
 #include <unordered_map>
@@ -43,6 +44,8 @@ class FileRules {
   void deps();
   void cycle();
   void node(const EtFileNode& n, EtFileFigures& figures);
+  // et.compute_exceeds_window: what ASTRA-sim cannot fit in the window.
+  void window();
   void collapse_by_rule(std::size_t from);
 
   const EtFile& f_;
@@ -51,6 +54,16 @@ class FileRules {
 };
 
 constexpr const char* kConvertFix = "convert the capture with this chakrashim, without --chakra-exact";
+// How far above its window a rank's floor may be before check warns: the
+// band `chakrashim simulate` warns beyond.
+constexpr double kWindowTolerance = 0.15;
+
+// "12.34 ms"
+std::string ms_text(std::uint64_t ns) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f ms", static_cast<double>(ns) / 1e6);
+  return text;
+}
 
 void FileRules::deps() {
   std::size_t missing = 0;
@@ -174,6 +187,39 @@ void FileRules::node(const EtFileNode& n, EtFileFigures& fig) {
   if (n.type == 4) ++fig.comp;
 }
 
+void FileRules::window() {
+  // ASTRA-sim runs one CPU op at a time on a rank, and one GPU compute
+  // node at a time (HardwareResource::is_available, astra-sim 518bd51;
+  // is_cpu_op reads false where it is absent): each total is a floor under
+  // the rank's simulated time, whatever the dependencies. Ops that ran at
+  // once on several host threads (backward's, the data loader's) are
+  // serialized, and a rank whose floor is above its window cannot be
+  // simulated as it ran.
+  if (!f_.window_ns || *f_.window_ns == 0) return;
+  const std::uint64_t cost = f_.cost_taken_ns.value_or(0);
+  const std::uint64_t expected = *f_.window_ns > cost ? *f_.window_ns - cost : 0;
+  if (expected == 0) return;
+  std::uint64_t cpu_us = 0, gpu_us = 0;
+  for (const auto& n : f_.nodes) {
+    if (n.type != 4) continue;
+    (n.is_cpu_op.value_or(false) ? cpu_us : gpu_us) += n.duration_micros;
+  }
+  const std::uint64_t floor_ns = std::max(cpu_us, gpu_us) * 1000;
+  if (static_cast<double>(floor_ns) <= static_cast<double>(expected) * (1 + kWindowTolerance)) return;
+  const bool cpu = cpu_us >= gpu_us;
+  char ratio[32];
+  std::snprintf(ratio, sizeof ratio, "%.2f", static_cast<double>(floor_ns) / static_cast<double>(expected));
+  std::string window = "its captured window (" + ms_text(*f_.window_ns);
+  if (cost > 0) window += " less " + ms_text(cost) + " of recording cost";
+  window += ")";
+  add("et.compute_exceeds_window",
+      std::string(cpu ? "its CPU" : "its GPU compute") + " nodes add up to " + ms_text(floor_ns) + ", " + ratio +
+          " times " + window + ": ASTRA-sim runs one " + (cpu ? "CPU" : "GPU compute") +
+          " node at a time on a rank, so its simulated time will be at least that" +
+          (cpu ? " (ops that ran at once on several host threads are run one after another)" : ""),
+      "see docs/simulate.md, \"When the simulation does not match\"", EtSeverity::warning);
+}
+
 void FileRules::collapse_by_rule(std::size_t from) {
   // One finding per rule and file is enough to act on (a trace has
   // thousands of nodes); the count says how many more there are.
@@ -207,6 +253,7 @@ std::vector<EtFinding> FileRules::run(EtFileFigures* figures) {
   const std::size_t per_node = out_.size();
   for (const auto& n : f_.nodes) node(n, fig);
   collapse_by_rule(per_node);
+  window();
   if (figures) *figures = fig;
   return std::move(out_);
 }

@@ -46,6 +46,7 @@ struct EtFileNode {
   std::optional<bool> is_cpu_op;
   std::optional<std::int64_t> comm_type, comm_size, comm_src, comm_dst, comm_tag;
   std::optional<std::string> pg_name;
+  std::uint64_t duration_micros = 0;
   // From the process-group node's groups ("## process_group:init ##",
   // METADATA in Chakra's files, COMP in ours): the largest group_size.
   std::optional<std::uint64_t> world;

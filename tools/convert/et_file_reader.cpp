@@ -28,6 +28,7 @@ check::EtFileNode decoded(const et::Node& pb) {
   n.id = pb.id();
   n.name = pb.name();
   n.type = static_cast<int>(pb.type());
+  n.duration_micros = pb.duration_micros();
   n.ctrl_deps.assign(pb.ctrl_deps().begin(), pb.ctrl_deps().end());
   n.data_deps.assign(pb.data_deps().begin(), pb.data_deps().end());
   for (const et::Attribute& a : pb.attr()) {

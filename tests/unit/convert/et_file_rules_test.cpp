@@ -52,6 +52,35 @@ TEST(EtFileRules, AGoodFilePasses) {
   EXPECT_EQ(fig.collectives, 1u);
 }
 
+TEST(EtFileRules, ComputeThatCannotFitTheWindowIsAWarning) {
+  // Window 10 ms less 1 ms of recording cost: 9 ms. ASTRA-sim runs one CPU
+  // node at a time: CPU nodes of 4 + 4 + 3 ms (threads that overlapped in
+  // the job) take 11 ms at least, 1.22 times the window.
+  EtFile f = good_rank(0);
+  f.window_ns = 10'000'000;
+  f.cost_taken_ns = 1'000'000;
+  f.nodes[0].duration_micros = 4000;
+  f.nodes[1].duration_micros = 4000;
+  f.nodes[3].duration_micros = 3000;
+  auto found = check_et_file(f);
+  ASSERT_EQ(rules_of(found), Rules{"et.compute_exceeds_window"});
+  EXPECT_EQ(found[0].severity, EtSeverity::warning);
+  EXPECT_NE(found[0].detail.find("its CPU nodes add up to 11.00 ms, 1.22 times its captured window (10.00 ms less "
+                                 "1.00 ms of recording cost): ASTRA-sim runs one CPU node at a time"),
+            std::string::npos)
+      << found[0].detail;
+  // Within 15% of the window (10 ms of 9 ms), on another kind of node, or
+  // without a window (another tool's file): nothing.
+  f.nodes[3].duration_micros = 2000;
+  EXPECT_EQ(rules_of(check_et_file(f)), Rules{});
+  f.nodes[3].duration_micros = 3000;
+  f.nodes[1].is_cpu_op = false;  // GPU compute runs beside the CPU ops
+  EXPECT_EQ(rules_of(check_et_file(f)), Rules{});
+  f.nodes[1].is_cpu_op = true;
+  f.window_ns.reset();
+  EXPECT_EQ(rules_of(check_et_file(f)), Rules{});
+}
+
 TEST(EtFileRules, ADepOnANodeNotInTheFileIsAnError) {
   EtFile f = good_rank(0);
   f.nodes[0].ctrl_deps = {0};  // Chakra's thread root on the dropped process root
