@@ -115,6 +115,31 @@ class WindowEnd(CaptureCase):
                 self.assertIsNone(cost["step_ns"], "one step before the window is too few")
             self.assertEqual(cost["per_op_ns"], cost["step_ns"] if cost["from"] == "steps" else cost["gap_ns"])
             self.assertGreater(cost["per_op_ns"], 0)
+            # A larger step figure not taken says why.
+            refused = cost["from"] == "gaps" and cost["step_ns"] is not None and cost["step_ns"] > cost["gap_ns"]
+            self.assertEqual(cost["step_refused"] is not None, refused, cost)
+
+    def test_steps_before_the_window_that_did_less_work_give_no_recording_cost(self):
+        # Issue #50, item 5: the steps' figure set 30 ms of the job's own
+        # Python work per step against the ops of a step, hundreds of
+        # microseconds an op, which convert took out of the timeline. It is
+        # now refused (more than 3 times the gaps' figure), the gaps' is
+        # taken, and convert says so where it takes the cost out.
+        r = run_job("plain_loop.py", ["9", "--slower-from", "5"],
+                    job_env(self.trace_dir, CHAKRA_START_STEP=5, CHAKRA_END_STEP=7))
+        self.assert_ran(r)
+        cost = Capture(self.trace_dir).meta["recording_cost"]
+        self.assertGreaterEqual(cost["unrecorded_steps"], 2, cost)
+        self.assertGreater(cost["step_ns"], 3 * cost["gap_ns"], cost)
+        self.assertEqual(cost["from"], "gaps", cost)
+        self.assertEqual(cost["per_op_ns"], cost["gap_ns"], cost)
+        self.assertIn("is more than 3 times the gaps'", cost["step_refused"])
+        cli = os.environ.get("CHAKRASHIM_TEST_CLI")
+        c = cli and subprocess.run([cli, "convert", self.trace_dir], capture_output=True, text=True, timeout=300)
+        if c and "has no protobuf" not in c.stderr:  # a build without convert
+            self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
+            self.assertIn("%d ns an op, as the capture measured it between ops: the steps' figure" % cost["gap_ns"],
+                          c.stdout)
 
     @unittest.skipUnless(os.environ.get("CHAKRASHIM_TEST_CLOCK_JUMP"), "the clock-jump seam was not built")
     def test_a_wall_clock_step_before_the_window_leaves_the_recording_cost_alone(self):

@@ -562,7 +562,7 @@ TEST(KinetoTraceWriter, MetadataOfAWindowCutShortBySignal) {
   EXPECT_TRUE(m["ranks"]["world_size"].is_null());
   EXPECT_EQ(m["host_trace"], "off");
   EXPECT_EQ(m["recording_cost"], json::parse(R"({"per_op_ns": 1900, "from": "steps", "gap_ns": 1032, "pairs": 2350,
-                                                   "median_ns": 627, "step_ns": 1900, "unrecorded_steps": 2})"));
+                                                   "median_ns": 627, "step_ns": 1900, "unrecorded_steps": 2, "step_refused": null})"));
   EXPECT_EQ(m["device_trace"]["cupti"], "ok");
   EXPECT_EQ(m["device_trace"]["dropped_records"], 12);
   EXPECT_EQ(m["device_trace"]["clock"], "calibrated");

@@ -101,23 +101,60 @@ TEST(StepCost, TheStepsFigureWhereLargerThanTheGapsElseTheGaps) {
   gaps.per_op_ns = gaps.gap_ns = 1000;
   gaps.pairs = 50;
   gaps.median_ns = 600;
-  auto larger = recording_cost_of(gaps, 1900, 3);
+  auto larger = recording_cost_of(gaps, StepFigure{1900, 100}, 3);
   ASSERT_TRUE(larger.has_value());
   EXPECT_EQ(larger->per_op_ns, 1900);
   EXPECT_TRUE(larger->from_steps);
   EXPECT_EQ(larger->gap_ns, 1000);
   EXPECT_EQ(larger->unrecorded_steps, 3u);
-  auto smaller = recording_cost_of(gaps, 400, 3);
+  auto smaller = recording_cost_of(gaps, StepFigure{400, 100}, 3);
   EXPECT_EQ(smaller->per_op_ns, 1000);
   EXPECT_FALSE(smaller->from_steps);
   EXPECT_EQ(smaller->step_ns, 400);
   auto none = recording_cost_of(gaps, std::nullopt, 1);
   EXPECT_EQ(none->per_op_ns, 1000);
   EXPECT_EQ(none->unrecorded_steps, 1u);
-  auto steps_only = recording_cost_of(std::nullopt, 1900, 2);
+  auto steps_only = recording_cost_of(std::nullopt, StepFigure{1900, 100}, 2);
   EXPECT_EQ(steps_only->per_op_ns, 1900);
   EXPECT_EQ(steps_only->pairs, 0u);
   EXPECT_FALSE(recording_cost_of(std::nullopt, std::nullopt, 5).has_value());
+  EXPECT_TRUE(larger->step_refused.empty());
+}
+
+TEST(StepCost, TheNoiseIsHowFarTheTwoFastestOfEachKindDiffer) {
+  // Unrecorded 10, 10.2 ms; recorded 13, 13.3 ms; 1000 ops a step:
+  // 3000 ns an op, 200 + 300 ns of noise.
+  const auto f = step_figure({10'200'000, 10'000'000, 16'000'000}, {13'300'000, 13'000'000}, 1000.0);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->per_op_ns, 3000);
+  EXPECT_EQ(f->noise_ns, 500);
+}
+
+TEST(StepCost, AFigureWithinItsNoiseOrFarAboveTheGapsIsRefusedAndSaid) {
+  // Issue #50: three identical runs of one job gave 2,273 to 8,448 ns from
+  // the steps; a DDP rank 19,379; a job whose earlier steps ran under its
+  // own profiler 18,331. The gaps' figure stays, and why is in the file.
+  RecordingCost gaps;
+  gaps.per_op_ns = gaps.gap_ns = 1000;
+  gaps.pairs = 50;
+  const auto noisy = recording_cost_of(gaps, StepFigure{2273, 1500}, 4);
+  EXPECT_EQ(noisy->per_op_ns, 1000);
+  EXPECT_FALSE(noisy->from_steps);
+  EXPECT_EQ(noisy->step_ns, 2273);
+  EXPECT_EQ(noisy->step_refused,
+            "the steps' figure (2273 ns an op) is within its own noise: the two fastest steps before the window "
+            "and in it differ by 1500 ns an op");
+  const auto far = recording_cost_of(gaps, StepFigure{19379, 200}, 8);
+  EXPECT_EQ(far->per_op_ns, 1000);
+  EXPECT_NE(far->step_refused.find("is more than 3 times the gaps' (1000 ns): the steps before the window did other "
+                                   "work or ran under other load"),
+            std::string::npos)
+      << far->step_refused;
+  // Above the gaps, outside its noise, within 3 times: taken.
+  const auto taken = recording_cost_of(gaps, StepFigure{2900, 1400}, 8);
+  EXPECT_EQ(taken->per_op_ns, 2900);
+  EXPECT_TRUE(taken->from_steps);
+  EXPECT_TRUE(taken->step_refused.empty());
 }
 
 }  // namespace

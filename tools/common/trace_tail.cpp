@@ -66,4 +66,12 @@ std::optional<std::int64_t> recording_cost_from_tail(std::string_view tail) {
   return ns;
 }
 
+std::string recording_cost_refusal_from_tail(std::string_view tail) {
+  const auto meta = metadata_from_tail(tail);
+  if (!meta || !meta->contains("recording_cost")) return {};
+  const auto& cost = (*meta)["recording_cost"];
+  if (!cost.is_object() || !cost.contains("step_refused") || !cost["step_refused"].is_string()) return {};
+  return cost["step_refused"].get<std::string>();
+}
+
 }  // namespace chakrashim::tools

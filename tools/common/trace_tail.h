@@ -25,5 +25,8 @@ std::optional<nlohmann::json> metadata_from_tail(std::string_view tail);
 // Its recording_cost.per_op_ns (what each recorded op cost the job,
 // measured at capture), where there is one.
 std::optional<std::int64_t> recording_cost_from_tail(std::string_view tail);
+// Its recording_cost.step_refused: why the steps' figure was not taken
+// (shim/src/writers/recording_cost.h); empty where it was, or is absent.
+std::string recording_cost_refusal_from_tail(std::string_view tail);
 
 }  // namespace chakrashim::tools

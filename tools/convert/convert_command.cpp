@@ -176,8 +176,18 @@ int run_convert_command(int argc, char** argv) {
       if (r.ok && r.left_out) left.emplace_back(r.rank, *r.left_out);
     if (const std::string line = link::left_out_line(left); !line.empty())
       std::fprintf(stderr, "chakrashim convert: %s\n", line.c_str());
-    const int status =
-        report(run.results, plan.skipped, rank_lines_wanted(run.results.size(), a.verbose, a.quiet), false);
+    const bool rank_lines = rank_lines_wanted(run.results.size(), a.verbose, a.quiet);
+    const int status = report(run.results, plan.skipped, rank_lines, false);
+    // Each rank's line says it; without them, one line for all.
+    std::size_t refused = 0;
+    const ConvertResult* first_refused = nullptr;
+    for (const auto& r : run.results) {
+      if (!r.ok || r.sim.cost_ns == 0 || r.sim.cost_refused.empty()) continue;
+      if (refused++ == 0) first_refused = &r;
+    }
+    if (refused > 0 && !rank_lines)
+      std::printf("%zu ranks took the recording cost measured between ops, not from their steps (rank %llu: %s)\n",
+                  refused, static_cast<unsigned long long>(first_refused->rank), first_refused->sim.cost_refused.c_str());
     // ASTRA-sim's files beside the .et: Chakra's output has none, so
     // --chakra-exact writes none either.
     std::string fit_warning;

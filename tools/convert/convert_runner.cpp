@@ -159,9 +159,11 @@ ConvertOptions options_for(const ConvertJob& job) {
   o.rank = job.rank;
   const std::string& device = job.link_first ? job.link_first->device_path : job.device_path;
   if (o.op_cost_from_capture && !device.empty()) {
-    const auto cost = recording_cost_from_tail(read_tail(device));
+    const std::string tail = read_tail(device);
+    const auto cost = recording_cost_from_tail(tail);
     o.op_cost_ns = cost.value_or(0);
     o.op_cost_from_capture = cost.has_value();
+    if (cost) o.op_cost_refused = recording_cost_refusal_from_tail(tail);
   } else {
     o.op_cost_from_capture = false;
   }
@@ -494,7 +496,8 @@ std::string summary_line(const ConvertResult& r) {
     if (r.sim.cost_ns > 0) {
       std::snprintf(time, sizeof time, "%.3f ms", static_cast<double>(r.sim.cost_ns) / 1e6);
       line += std::string(", ") + time + " of recording cost taken out (" + std::to_string(r.sim.op_cost_ns) +
-              " ns an op, " + (r.sim.cost_from_capture ? "as the capture measured it" : "--op-cost-ns") + ")";
+              " ns an op, " + (r.sim.cost_from_capture ? "as the capture measured it" : "--op-cost-ns") +
+              (r.sim.cost_refused.empty() ? "" : " between ops: " + r.sim.cost_refused) + ")";
     }
   }
   std::snprintf(time, sizeof time, "%.2f s", r.seconds);

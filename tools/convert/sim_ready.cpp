@@ -398,6 +398,7 @@ bool make_sim_ready(const EtPlus& trace, ChakraGraph& graph, NodeEncoder& encode
     if (stats != nullptr && options.op_cost_ns > 0) {
       stats->op_cost_ns = options.op_cost_ns;
       stats->cost_from_capture = options.op_cost_from_capture;
+      stats->cost_refused = options.op_cost_refused;
     }
   }
   return true;

@@ -57,6 +57,9 @@ struct ConvertOptions {
   // recording_cost, read by convert_one), where the rank was linked in
   // memory from a capture of ours; 0 otherwise.
   bool op_cost_from_capture = false;
+  // Why the capture's figure is the gaps' and not its steps' (its
+  // recording_cost.step_refused), said where the cost is taken out.
+  std::string op_cost_refused;
   // The file's rank: point-to-point ops (c10d::send, c10d::recv_) on a rank
   // without NCCL kernels become COMM_SEND / COMM_RECV nodes with global
   // comm_src and comm_dst (p2p_ranks.h); unknown, they stay compute.
@@ -74,6 +77,7 @@ struct SimReadyStats {
   std::uint64_t cost_ns = 0;   // recording cost taken out (op_cost_ns x ops)
   std::int64_t op_cost_ns = 0;  // the cost per op it took out
   bool cost_from_capture = false;  // op_cost_ns as the capture measured it
+  std::string cost_refused;        // ConvertOptions::op_cost_refused, where cost_ns > 0
   // Process groups the host collectives name, with their node count.
   std::map<std::string, std::uint64_t> groups;
   // Point-to-point ops written as COMM_SEND / COMM_RECV, and those left as

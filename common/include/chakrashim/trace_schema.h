@@ -119,8 +119,9 @@ inline constexpr std::string_view kMetaRun = "run";
 inline constexpr std::string_view kMetaHostTrace = "host_trace";
 // What each recorded op cost the job (shim/src/writers/recording_cost.h):
 // {"per_op_ns": N, "from": "steps"|"gaps", "gap_ns": G, "pairs": P,
-// "median_ns": M, "step_ns": S, "unrecorded_steps": K} (G, M, S null where
-// unknown), or null. `convert` takes per_op_ns out of the timeline.
+// "median_ns": M, "step_ns": S, "unrecorded_steps": K, "step_refused": W}
+// (G, M, S null where unknown; W null unless S was larger and not taken),
+// or null. `convert` takes per_op_ns out of the timeline.
 inline constexpr std::string_view kMetaRecordingCost = "recording_cost";
 inline constexpr std::string_view kMetaPerOpNs = "per_op_ns";
 inline constexpr std::string_view kMetaFrom = "from";
@@ -129,6 +130,8 @@ inline constexpr std::string_view kMetaPairs = "pairs";
 inline constexpr std::string_view kMetaMedianNs = "median_ns";
 inline constexpr std::string_view kMetaStepNs = "step_ns";
 inline constexpr std::string_view kMetaUnrecordedSteps = "unrecorded_steps";
+// Why the steps' figure was not taken (writers/recording_cost.h); null: taken, or not larger.
+inline constexpr std::string_view kMetaStepRefused = "step_refused";
 inline constexpr std::string_view kMetaDeviceTrace = "device_trace";
 inline constexpr std::string_view kMetaCupti = "cupti";
 inline constexpr std::string_view kMetaDroppedRecords = "dropped_records";

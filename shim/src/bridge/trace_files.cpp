@@ -121,8 +121,8 @@ std::optional<writers::RecordingCost> recording_cost(const WindowOutput& o) {
     meter.add_thread(std::move(spans));
   }
   const double ops_per_step = o.steps.empty() ? 0.0 : static_cast<double>(stepping_ops) / o.steps.size();
-  const auto step_ns = writers::step_cost_per_op(o.unrecorded_step_ns, std::move(recorded), ops_per_step);
-  return writers::recording_cost_of(meter.result(), step_ns, o.unrecorded_step_ns.size());
+  const auto step = writers::step_figure(o.unrecorded_step_ns, std::move(recorded), ops_per_step);
+  return writers::recording_cost_of(meter.result(), step, o.unrecorded_step_ns.size());
 }
 
 void write_device_trace(WindowOutput& o, std::string& summary, std::vector<std::string>& failures) {

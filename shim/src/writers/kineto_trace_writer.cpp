@@ -265,6 +265,9 @@ bool KinetoTraceWriter::end(const TraceTrailer& t) {
     if (c->step_ns) json_.value(*c->step_ns);
     else json_.null();
     json_.key(s::kMetaUnrecordedSteps).value(c->unrecorded_steps);
+    json_.key(s::kMetaStepRefused);
+    if (!c->step_refused.empty()) json_.value(c->step_refused);
+    else json_.null();
     json_.end_object();
   } else {
     json_.null();

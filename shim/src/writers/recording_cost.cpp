@@ -57,22 +57,41 @@ std::vector<std::int64_t> StepRing::take() {
 
 std::optional<std::int64_t> step_cost_per_op(std::vector<std::int64_t> unrecorded,
                                              std::vector<std::int64_t> recorded, double ops_per_step) {
+  const auto f = step_figure(std::move(unrecorded), std::move(recorded), ops_per_step);
+  if (!f) return std::nullopt;
+  return f->per_op_ns;
+}
+
+std::optional<StepFigure> step_figure(std::vector<std::int64_t> unrecorded, std::vector<std::int64_t> recorded,
+                                      double ops_per_step) {
   if (unrecorded.size() < 2 || recorded.size() < 2 || !(ops_per_step >= 1)) return std::nullopt;
-  const std::int64_t delta = *std::min_element(recorded.begin(), recorded.end()) -
-                             *std::min_element(unrecorded.begin(), unrecorded.end());
+  std::sort(unrecorded.begin(), unrecorded.end());
+  std::sort(recorded.begin(), recorded.end());
+  const std::int64_t delta = recorded[0] - unrecorded[0];
   if (delta <= 0) return std::nullopt;
-  return static_cast<std::int64_t>(static_cast<double>(delta) / ops_per_step);
+  const std::int64_t noise = (recorded[1] - recorded[0]) + (unrecorded[1] - unrecorded[0]);
+  return StepFigure{static_cast<std::int64_t>(static_cast<double>(delta) / ops_per_step),
+                    static_cast<std::int64_t>(static_cast<double>(noise) / ops_per_step)};
 }
 
 std::optional<RecordingCost> recording_cost_of(const std::optional<RecordingCost>& gaps,
-                                               std::optional<std::int64_t> step_ns,
-                                               std::uint64_t unrecorded_steps) {
-  if (!gaps && !step_ns) return std::nullopt;
+                                               std::optional<StepFigure> step, std::uint64_t unrecorded_steps) {
+  if (!gaps && !step) return std::nullopt;
   RecordingCost cost = gaps.value_or(RecordingCost{});
-  cost.step_ns = step_ns;
+  if (step) cost.step_ns = step->per_op_ns;
   cost.unrecorded_steps = unrecorded_steps;
-  if (step_ns && *step_ns > cost.gap_ns) {
-    cost.per_op_ns = *step_ns;
+  if (!step || step->per_op_ns <= cost.gap_ns) return cost;
+  const std::string figure = "the steps' figure (" + std::to_string(step->per_op_ns) + " ns an op)";
+  if (2 * step->noise_ns > step->per_op_ns) {
+    cost.step_refused = figure + " is within its own noise: the two fastest steps before the window and in it "
+                                 "differ by " + std::to_string(step->noise_ns) + " ns an op";
+  } else if (gaps && step->per_op_ns > kStepCapFactor * cost.gap_ns) {
+    cost.step_refused = figure + " is more than " + std::to_string(kStepCapFactor) + " times the gaps' (" +
+                        std::to_string(cost.gap_ns) +
+                        " ns): the steps before the window did other work or ran under other load (an eval, "
+                        "the job's own profiler, a changing batch)";
+  } else {
+    cost.per_op_ns = step->per_op_ns;
     cost.from_steps = true;
   }
   return cost;

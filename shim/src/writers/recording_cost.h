@@ -31,11 +31,25 @@
 // first steps' warm-up), and the fastest has the fewest. It sees what the
 // gaps do not (docs/convert.md), needs two steps before the window and two
 // in it, and is wrong for a job whose steps differ in work. Taken where it
-// is larger than the gaps' figure (a lower bound), else the gaps'.
+// is larger than the gaps' figure (a lower bound), else the gaps', and
+// only where it can be trusted (issue #50: one job's three identical runs
+// gave 2,273 to 8,448 ns; a DDP rank 19,379, which took 27 of its 30 ms of
+// gaps out; a job whose earlier steps ran under its own profiler 18,331):
+//   - within its own noise: the two fastest steps of each kind differ by
+//     as much as the figure says per op (twice the noise above it, or it
+//     is refused), which is what tiny steps on a busy machine give;
+//   - more than kStepCapFactor times the gaps' figure: recording does not
+//     cost an op that much more than what the gaps between ops show (the
+//     example: 1.4 to 1.6 us against 1.0), so the steps before the window
+//     did other work, or ran under other load (an eval, the job's own
+//     profiler, a changing batch).
+// A refused figure leaves the gaps' and says why (step_refused), which
+// convert repeats where it takes the cost out.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace chakrashim::writers {
@@ -53,7 +67,17 @@ struct RecordingCost {
   std::int64_t median_ns = 0;  // their median, all gaps
   std::optional<std::int64_t> step_ns;  // from the step times, where known
   std::uint64_t unrecorded_steps = 0;   // the steps before the window it had (at most 8)
+  std::string step_refused;             // why step_ns was not taken, where it was larger
 };
+
+// The step times' figure, and how far it could be off: the two fastest
+// steps of each kind (recorded, unrecorded) differ by noise_ns an op, added.
+struct StepFigure {
+  std::int64_t per_op_ns = 0;
+  std::int64_t noise_ns = 0;
+};
+
+inline constexpr std::int64_t kStepCapFactor = 3;
 
 // The durations of the last kSteps steps that ran unrecorded. Filled on the
 // stepping thread at each step end outside a window (one store), taken at
@@ -78,12 +102,15 @@ class StepRing {
 // nothing: fewer than two of either, no ops, or no cost to see.
 std::optional<std::int64_t> step_cost_per_op(std::vector<std::int64_t> unrecorded,
                                              std::vector<std::int64_t> recorded, double ops_per_step);
+// The same, with its noise: (second fastest - fastest) of each kind, over
+// `ops_per_step`, added.
+std::optional<StepFigure> step_figure(std::vector<std::int64_t> unrecorded, std::vector<std::int64_t> recorded,
+                                      double ops_per_step);
 
 // The figure for the metadata: the gaps' (`gaps`), and the steps' where it
-// is larger. Nothing where neither is known.
+// is larger and trusted (above). Nothing where neither is known.
 std::optional<RecordingCost> recording_cost_of(const std::optional<RecordingCost>& gaps,
-                                               std::optional<std::int64_t> step_ns,
-                                               std::uint64_t unrecorded_steps);
+                                               std::optional<StepFigure> step, std::uint64_t unrecorded_steps);
 
 class RecordingCostMeter {
  public:
