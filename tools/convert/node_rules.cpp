@@ -62,6 +62,10 @@ bool is_async_work_name(std::string_view name) {
   return name.rfind("gloo:", 0) == 0 || name.rfind("nccl:", 0) == 0;
 }
 
+bool is_comm_wait_name(std::string_view name) {
+  return name == "_c10d_functional::wait_tensor" || name == "c10d_functional::wait_tensor";
+}
+
 std::optional<NodeKind> host_p2p_kind(std::string_view name) {
   if (name == "c10d::send") return NodeKind::comm_send;
   if (name == "c10d::recv_") return NodeKind::comm_recv;

@@ -53,5 +53,10 @@ std::optional<NodeKind> host_p2p_kind(std::string_view name);
 // thread completes the work, so its span is the communication's, not the
 // calling thread's compute, and ops the thread runs meanwhile nest under it.
 bool is_async_work_name(std::string_view name);
+// An op whose time is the calling thread waiting for a collective it issued:
+// functional collectives' wait (_c10d_functional::wait_tensor, and
+// c10d_functional::wait_tensor before torch 2.3), which DTensor, tensor
+// parallel and torch.compile'd collectives call.
+bool is_comm_wait_name(std::string_view name);
 
 }  // namespace chakrashim::tools::convert

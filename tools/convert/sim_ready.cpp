@@ -57,7 +57,10 @@ class SimReady {
  private:
   using Extra = std::unordered_map<std::uint32_t, std::int64_t>;
   std::unordered_map<std::uint32_t, std::vector<ChakraNode*>> host_threads();
-  void add_gaps(std::uint32_t root, const std::vector<ChakraNode*>& list, Extra& extra);
+  // Also returns the spans (merged) while the thread's asynchronous
+  // communication was outstanding.
+  std::vector<std::pair<std::int64_t, std::int64_t>> add_gaps(std::uint32_t root, const std::vector<ChakraNode*>& list,
+                                                             Extra& extra);
   void take_costs(std::uint32_t root, const std::vector<ChakraNode*>& list, std::int64_t op_cost_ns, Extra& extra);
   std::uint32_t find(std::uint64_t id) const {
     const auto it = index_.find(id);
@@ -237,7 +240,9 @@ std::uint32_t SimReady::run_parent(std::uint32_t i) const {
   return p;
 }
 
-void SimReady::add_gaps(std::uint32_t root, const std::vector<ChakraNode*>& list, Extra& extra) {
+std::vector<std::pair<std::int64_t, std::int64_t>> SimReady::add_gaps(std::uint32_t root,
+                                                                       const std::vector<ChakraNode*>& list,
+                                                                       Extra& extra) {
   // The gap before a top-level op: from the latest end of the top-level ops
   // before it (by start) to its start; none before the first. Time in a gap
   // while asynchronous communication this thread issued was outstanding is
@@ -271,6 +276,7 @@ void SimReady::add_gaps(std::uint32_t root, const std::vector<ChakraNode*>& list
     }
     end = k == 0 ? n.ts_ns + n.inclusive_ns : std::max(end, n.ts_ns + n.inclusive_ns);
   }
+  return waiting;
 }
 
 void SimReady::take_costs(std::uint32_t root, const std::vector<ChakraNode*>& list, std::int64_t op_cost_ns,
@@ -288,7 +294,7 @@ void SimReady::take_costs(std::uint32_t root, const std::vector<ChakraNode*>& li
 void SimReady::timeline(std::int64_t op_cost_ns) {
   for (auto& [root, list] : host_threads()) {
     Extra extra;  // node index -> ns before its own time (gap less costs)
-    add_gaps(root, list, extra);
+    const auto waiting = add_gaps(root, list, extra);
     if (op_cost_ns > 0) take_costs(root, list, op_cost_ns, extra);
     // A comm node's time is the network's: what lands on one goes to the
     // next host node instead.
@@ -306,7 +312,15 @@ void SimReady::timeline(std::int64_t op_cost_ns) {
         ++stats_.async_records;
         continue;
       }
-      c->duration = carry.add((n.timed ? std::max<std::int64_t>(n.exclusive_ns, 0) : 0) + pending);
+      std::int64_t own = n.timed ? std::max<std::int64_t>(n.exclusive_ns, 0) : 0;
+      if (n.timed && is_comm_wait_name(n.name)) {
+        // Waiting for a collective (functional collectives' wait_tensor):
+        // the comm node stands for it, as for a gap while it was out.
+        const std::int64_t wait = std::min(own, overlap(waiting, n.ts_ns, n.ts_ns + n.inclusive_ns));
+        own -= wait;
+        stats_.comm_wait_ns += static_cast<std::uint64_t>(wait);
+      }
+      c->duration = carry.add(own + pending);
       pending = 0;
     }
     ++stats_.threads;

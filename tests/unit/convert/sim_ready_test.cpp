@@ -323,6 +323,29 @@ TEST(SimReady, AsyncWorkRecordsAreNoComputeAndTheWaitIsTheCollectives) {
   EXPECT_EQ(host, 5u) << "4.8 us of ops' own time and gaps; the 5.2 us of waiting is the comm node's";
 }
 
+TEST(SimReady, AFunctionalCollectivesWaitIsTheCollectivesNotCompute) {
+  // Tensor parallel (DTensor): _c10d_functional::all_reduce issues the
+  // all-reduce (c10d::allreduce_, gloo's record from 1.2 to 7.2 us), and
+  // _c10d_functional::wait_tensor then waits for it, 2 to 7.5 us: its time
+  // to 7.2 us is the collective's, which the comm node simulates. Counted
+  // as compute, a 2-rank TP job simulated to 1.37 of its window.
+  NodeEncoder encoder;
+  EtPlus t = ddp_step_end(encoder);
+  t.nodes[2].name = "_c10d_functional::all_reduce";
+  t.nodes[5] = sim_node(5, 1, "_c10d_functional::wait_tensor", 2000, 5500, 5500);
+  t.nodes[5].tail = t.nodes[4].tail;
+  const SimBuilt b = sim_build(t);
+  EXPECT_EQ(b.at(3).kind, NodeKind::comm_coll);
+  EXPECT_EQ(*b.at(5).duration, 0u) << "5.2 of its 5.5 us waited for the all-reduce; 0.3 us rounds to 0";
+  EXPECT_EQ(b.stats.comm_wait_ns, 5200u);
+  // The same op with nothing outstanding keeps its time.
+  EtPlus alone = t;
+  alone.nodes[4].name = "aten::add";
+  alone.nodes[4].inclusive_ns = alone.nodes[4].exclusive_ns = 100;
+  const SimBuilt kept = sim_build(alone);
+  EXPECT_EQ(*kept.at(5).duration, 6u) << "5.5 us of its own, and the gap before it, carried";
+}
+
 TEST(SimReady, ASendersWaitStaysForTheSimulatorDoesNotHoldASender) {
   // gloo holds a send until its receiver takes it; ASTRA-sim's send ends
   // when its bytes are out: the sender's wait is kept as time of its own.
