@@ -207,17 +207,18 @@ def capture_ddp_gloo(test, root, steps=6, start=2, end=4):
     capture_gloo_job(test, root, "ddp_gloo.py", [str(steps)], start, end)
 
 
-def capture_gloo_job(test, root, job_name, args, start=2, end=4):
-    """capture_ddp_gloo for any 2-rank gloo job of tests/e2e/jobs (its name
-    and arguments)."""
+def capture_gloo_job(test, root, job_name, args, start=2, end=4, world_size=2):
+    """capture_ddp_gloo for any gloo job of tests/e2e/jobs (its name and
+    arguments), on `world_size` ranks."""
     job = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e", "jobs", job_name)
     codes, outputs = run_ranks_retrying_gloo([PYTHON, job, *args],
                                              clean_env(LD_PRELOAD=PRELOAD, CHAKRA_PROFILE=1, CHAKRA_TRACE_DIR=root,
-                                                       CHAKRA_START_STEP=start, CHAKRA_END_STEP=end), root)
+                                                       CHAKRA_START_STEP=start, CHAKRA_END_STEP=end), root,
+                                             world_size=world_size)
     if gloo_could_not_connect(codes, outputs):
         test.skipTest("gloo could not connect on loopback, three times (flaky on a loaded machine, with or "
                       "without the shim)")
-    test.assertEqual(codes, [0, 0], "\n".join(outputs))
+    test.assertEqual(codes, [0] * world_size, "\n".join(outputs))
 
 
 def run_on_pty(cmd, env):

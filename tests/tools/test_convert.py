@@ -244,6 +244,33 @@ class OurCaptures(ConvertCase):
         self.assert_ok(again)
         self.assertNotIn("linked ->", again.stdout)
 
+    def test_a_data_by_tensor_mesh_keeps_each_collective_in_its_group(self):
+        """Issue #50, item 3: 4 ranks, tensor parallel inside pairs and data
+        parallel across them (tests/e2e/jobs/tp_gloo.py --dp). torch's ET
+        writes a c10d op's group as "<Object>"; chakrashim's recorder names
+        it (pg_name, pg_desc, pg_size), so each comm node carries its group,
+        and the communicator-group file holds every rank's groups (each
+        rank's ET lists only its own): before, all were written for the
+        default group, with a warning."""
+        ct.capture_gloo_job(self, self.root, "tp_gloo.py", ["6", "--dp"], world_size=4)
+        r = convert(self.root)
+        self.assert_ok(r)
+        self.assertNotIn("written for the default group", r.stdout + r.stderr)
+        for rank in range(4):
+            self.assertIn("rank %d: linked in memory (" % rank, r.stdout)
+        with open(os.path.join(self.root, "0_et", "rank.comm_groups.json")) as f:
+            groups = json.load(f)
+        pairs = sorted(sorted(ranks) for ranks in groups.values())
+        self.assertEqual(pairs, [[0, 1], [0, 2], [1, 3], [2, 3]], groups)
+        for rank in range(4):
+            _, nodes = dump(os.path.join(self.root, "0_et", "rank.%d.et" % rank))
+            named = {attrs(n).get("pg_name") for n in nodes if n["type"] == COMM_COLL}
+            self.assertTrue(named, "rank %d has collectives" % rank)
+            for pg in named:
+                self.assertIn(pg, groups, "rank %d: a collective of group %r" % (rank, pg))
+                self.assertIn(rank, groups[pg])
+            self.assertEqual(len(named), 2, "rank %d: its tensor and its data group: %s" % (rank, named))
+
     @unittest.skipUnless(FAKE_CUPTI, "the libcupti test double was not built")
     def test_a_two_stage_pipeline_is_coupled_by_its_sends_and_receives(self):
         """Issue #50: c10d::send and recv_ become COMM_SEND / COMM_RECV nodes

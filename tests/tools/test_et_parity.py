@@ -78,6 +78,23 @@ class EtParity(unittest.TestCase):
         del c["nodes"][2]
         self.assertIsNotNone(et_parity.compare(et(), c)[0])
 
+    def test_a_c10d_ops_process_group_is_the_one_superset_allowed(self):
+        # Issue #50: chakrashim's recorder names a c10d op's group after
+        # torch's attrs; torch's own ET cannot. Anywhere else, or in another
+        # order, it is a difference.
+        group = [{"name": "pg_name", "type": "string", "value": "0"},
+                 {"name": "pg_desc", "type": "string", "value": "default_pg"},
+                 {"name": "pg_size", "type": "uint64", "value": 2}]
+        a, b = et(), et()
+        a["nodes"][1]["name"] = b["nodes"][1]["name"] = "c10d::allreduce_"
+        b["nodes"][1]["attrs"] += group
+        self.assertIsNone(et_parity.compare(a, b)[0])
+        b["nodes"][1]["attrs"][-3:] = reversed(group)
+        self.assertIn("attrs", et_parity.compare(a, b)[0])
+        a, b = et(), et()
+        b["nodes"][1]["attrs"] += group
+        self.assertIn("attrs", et_parity.compare(a, b)[0], "not on an aten op")
+
     def test_common_steps_ignores_the_partial_step(self):
         a, b = et(), et()
         b["nodes"].insert(3, node(20, "aten::mul", 2, 12))  # after the last step

@@ -286,20 +286,25 @@ bool publish_text(const std::string& path, const std::string& text, std::string&
 }  // namespace
 
 std::string write_comm_groups(const std::vector<ConvertResult>& results, std::string& error) {
+  // Every rank's groups together: a rank's ET lists only the groups it is
+  // in (rank 0 of a 2x2 mesh: dp [0, 2] and tp [0, 1]; rank 3: [1, 3] and
+  // [2, 3]), and ASTRA-sim needs each group a collective names.
   const ConvertResult* first = nullptr;
+  std::vector<ProcessGroup> groups;
   for (const auto& r : results) {
-    if (r.ok && !r.process_groups.empty()) {
-      first = &r;
-      break;
+    if (!r.ok || r.process_groups.empty()) continue;
+    if (first == nullptr) first = &r;
+    for (const auto& g : r.process_groups) {
+      const auto same = std::find_if(groups.begin(), groups.end(), [&g](const ProcessGroup& h) { return h.name == g.name; });
+      if (same == groups.end()) groups.push_back(g);
     }
   }
-  if (first == nullptr || first->process_groups.size() < 2) return {};
+  if (first == nullptr || groups.size() < 2) return {};
   const std::string path = beside_ets(*first, ".comm_groups.json");
   std::uint64_t world = results.size();
-  for (const auto& g : first->process_groups) world = std::max(world, g.size);
-  if (!publish_text(path, comm_group_json(first->process_groups, world), error)) return {};
-  return std::to_string(first->process_groups.size()) + " process groups -> " + path +
-         " (ASTRA-sim's --comm-group-configuration)";
+  for (const auto& g : groups) world = std::max(world, g.size);
+  if (!publish_text(path, comm_group_json(groups, world), error)) return {};
+  return std::to_string(groups.size()) + " process groups -> " + path + " (ASTRA-sim's --comm-group-configuration)";
 }
 
 std::string write_network(const std::vector<ConvertResult>& results, std::string& error, std::string* fit_warning) {
@@ -396,14 +401,15 @@ std::vector<std::string> world_warnings(const std::vector<ConvertResult>& result
   }
   std::vector<std::string> out;
   if (ranks.empty()) return out;
-  // The ET records a c10d op's process group as "<Object>": with more than
-  // one group, a host collective's own is not known.
+  // torch's ET records a c10d op's process group as "<Object>" (ours names
+  // it): with more than one group, such a host collective's own is not
+  // known.
   for (const auto& r : results) {
-    if (!r.ok || r.stats.host_collectives == 0 || r.process_groups.size() < 2) continue;
-    out.push_back("rank " + std::to_string(r.rank) + ": " + std::to_string(r.stats.host_collectives) +
+    if (!r.ok || r.sim.unnamed_collectives == 0 || r.process_groups.size() < 2) continue;
+    out.push_back("rank " + std::to_string(r.rank) + ": " + std::to_string(r.sim.unnamed_collectives) +
                   " host collectives in a job of " + std::to_string(r.process_groups.size()) +
                   " process groups are written for the default group: the ET does not record which group a c10d "
-                  "op ran in");
+                  "op ran in (torch's own ET recorder; chakrashim's names it)");
     break;
   }
   for (const auto& r : results) {

@@ -433,7 +433,9 @@ bool EtPlusSax::finish_attr() {
     else if (attr_kind_ == K::null) tail_.stream.reset();
     else tail_.stream = attr_int_;
   } else if (attr_name_ == "pg_name") {
-    ordinary_ = false;
+    // chakrashim's recorder names each c10d op's group (issue #50); the
+    // in-memory join keeps it as the file path does (tools.convert's
+    // InMemory tests compare the two byte for byte).
     if (!attr_nested_ && attr_kind_ == K::string) node_.pg_name = attr_str_;
   }
   return true;

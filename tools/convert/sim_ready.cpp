@@ -179,6 +179,7 @@ bool SimReady::host_collectives(std::optional<std::uint64_t> rank) {
     ++graph_.stats.collectives;
     ++graph_.stats.host_collectives;
     ++stats_.groups[n.pg_name.empty() ? std::string("0") : n.pg_name];
+    if (n.pg_name.empty()) ++stats_.unnamed_collectives;
   }
   return true;
 }

@@ -80,6 +80,9 @@ struct SimReadyStats {
   std::string cost_refused;        // ConvertOptions::op_cost_refused, where cost_ns > 0
   // Process groups the host collectives name, with their node count.
   std::map<std::string, std::uint64_t> groups;
+  // Host collectives whose group the ET does not name (torch's observer
+  // writes "<Object>"; chakrashim's recorder names it, issue #50).
+  std::uint64_t unnamed_collectives = 0;
   // Point-to-point ops written as COMM_SEND / COMM_RECV, and those left as
   // compute because their peer's global rank cannot be told (the first
   // reason, one clause, for the warning).

@@ -19,6 +19,17 @@
 #include <torch/csrc/profiler/util.h>
 
 #include "bridge/torch_version.h"
+
+// A c10d op's process group, read from its ProcessGroup input (issue #50):
+// torch's ET writes it as "<Object>", so that the collectives of a job of
+// several groups (tensor x data parallel) could not be told apart. Torch's
+// own header, where this torch ships it (built with distributed).
+#if __has_include(<torch/csrc/distributed/c10d/ProcessGroup.hpp>) && CHAKRA_TORCH_AT_LEAST(2, 2)
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#define CHAKRA_C10D_GROUP_NAMES 1
+#else
+#define CHAKRA_C10D_GROUP_NAMES 0
+#endif
 #include "chakrashim/immortal.h"
 #include "writers/et_records.h"
 
@@ -157,6 +168,7 @@ struct EtRecorder::ThreadBuffer {
     const char* overload = nullptr;
     std::uint32_t name_index = 0;
     std::uint32_t schema = 0;  // index + 1, 0: none
+    bool c10d = false;         // a "c10d::" op: its process group is read
   };
   static constexpr std::size_t kSlots = 512;
   OpSlot slots[kSlots];
@@ -172,6 +184,13 @@ struct EtRecorder::ThreadBuffer {
   std::uint32_t none_tag = et::kNoString;
 
   std::uint64_t new_bytes = 0;  // strings interned since the last charge
+
+  // The process group of each c10d op open on this buffer's thread, by its
+  // RecordFunction handle, from its start to its end record: ET attrs,
+  // name then text (JSON) value. Texts, not interned indices: the window
+  // may end (and the strings be taken) while the op runs. A handful at
+  // most (c10d ops do not nest); cleared if an end never came.
+  std::vector<std::pair<std::uint64_t, std::vector<std::pair<const char*, std::string>>>> groups;
 
   void reset_caches() {
     caches_stale = false;
@@ -217,6 +236,7 @@ struct EtRecorder::ThreadBuffer {
     fresh.name = name;
     fresh.overload = overload;
     fresh.name_index = intern(name);
+    fresh.c10d = std::strncmp(name, "c10d::", 6) == 0;
     // Copies the schema: once per operator (and per string-named record,
     // which has none and costs nothing here).
     if (const auto schema = fn.operator_schema()) {
@@ -479,6 +499,50 @@ void EtRecorder::encode_record(Encode&& encode) {
   commit(b);
 }
 
+namespace {
+
+// "1" -> "\"1\"": an ET attr's value is JSON text.
+std::string json_string(const std::string& text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    out += c;
+  }
+  return out + "\"";
+}
+
+// Notes the ProcessGroup among a c10d op's inputs for its end record: its
+// name (what ASTRA-sim's comm-group file and convert key it by), its
+// description and size. Runs on the job's thread for c10d ops only; reads
+// the group's own fields, never throws into the job.
+template <typename Buffer>
+void note_group(Buffer& b, std::uint64_t handle, c10::ArrayRef<c10::IValue> inputs) {
+#if CHAKRA_C10D_GROUP_NAMES
+  for (const auto& v : inputs) {
+    if (!v.isObject()) continue;
+    try {
+      const auto type = v.toObjectRef().type();
+      if (!type || !type->name() || type->name()->qualifiedName() != "__torch__.torch.classes.c10d.ProcessGroup")
+        continue;
+      const auto pg = v.toCustomClass<c10d::ProcessGroup>();
+      if (b.groups.size() > 16) b.groups.clear();  // ends that never came
+      b.groups.push_back({handle,
+                          {{"pg_name", json_string(pg->getGroupName())},
+                           {"pg_desc", json_string(pg->getGroupDesc())},
+                           {"pg_size", std::to_string(pg->getSize())}}});
+    } catch (...) {
+      // Not a group this torch can read: the op keeps "<Object>" alone.
+    }
+    return;
+  }
+#else
+  (void)b, (void)handle, (void)inputs;
+#endif
+}
+
+}  // namespace
+
 void EtRecorder::record_start(const at::RecordFunction& fn) {
   encode_record([&](et::Encoder& e, ThreadBuffer& b) {
     const auto& op = b.op(fn);
@@ -506,6 +570,7 @@ void EtRecorder::record_start(const at::RecordFunction& fn) {
     if (logged) {
       e.u32(static_cast<std::uint32_t>(n));
       for (std::size_t i = inputs.size() - n; i < inputs.size(); ++i) put_value(e, b, inputs[i]);
+      if (op.c10d) note_group(b, fn.handle(), inputs.slice(inputs.size() - n));
     }
     if (kernel) {
       const std::string& name = backend->second.toStringRef();
@@ -539,11 +604,30 @@ void EtRecorder::record_end(const at::RecordFunction& fn) {
     std::uint8_t flags = logged ? et::kOutputsLogged : 0;
     const bool comm = logged && fn.isNcclMeta();
     if (comm) flags |= et::kCommAttrs;
+    // A c10d op's process group (note_group), as comm attrs.
+    std::vector<std::pair<const char*, std::string>> group;
+    if (!b.groups.empty()) {
+      for (auto it = b.groups.begin(); it != b.groups.end(); ++it) {
+        if (it->first != fn.handle()) continue;
+        group = std::move(it->second);
+        b.groups.erase(it);
+        break;
+      }
+    }
+    if (logged && !comm && !group.empty()) flags |= et::kCommAttrs;
     e.u8(flags);
     if (logged) {
       e.u32(static_cast<std::uint32_t>(n));
       for (std::size_t i = outputs.size() - n; i < outputs.size(); ++i)
         put_value(e, b, outputs[i]);
+    }
+    if (logged && !comm && !group.empty()) {
+      e.u32(static_cast<std::uint32_t>(group.size()));
+      for (const auto& [name, value] : group) {
+        e.u32(b.intern(name));
+        e.u32(b.intern(std::string_view(name) == "pg_size" ? "uint64" : "string"));
+        e.u32(b.intern(value));
+      }
     }
     if (comm) {
       // torch's getCommsNodeAttrs: read from the ParamCommsDebugInfo still
