@@ -136,19 +136,24 @@ std::optional<std::uint64_t> first_missing(const EtSet& set) {
   return std::nullopt;
 }
 
-// Converts a capture folder as `chakrashim convert` does; the .et set, or
-// nullopt after saying why.
-std::optional<EtSet> convert_capture(const std::string& dir, const std::string& prefix) {
+// Converts a capture folder as `chakrashim convert` does; each run's .et
+// set (a trace root of repeated windows holds several), or nullopt after
+// saying why.
+std::optional<std::vector<EtSet>> convert_capture(const std::string& dir, const std::string& prefix) {
   const convert::ConvertPlan plan = convert::plan_convert(dir, prefix);
   if (!plan.error.empty() || plan.jobs.empty()) {
     for (const auto& skip : plan.skipped) std::fprintf(stderr, "%s\n", skip.c_str());
     fail(dir + ": " + (plan.error.empty() ? "no capture and no .et files here" : plan.error));
     return std::nullopt;
   }
-  std::string out_prefix = plan.jobs.front().output;
-  const std::string tail = "." + std::to_string(plan.jobs.front().rank) + ".et";
-  out_prefix.resize(out_prefix.size() - tail.size());
-  std::vector<std::string> args = {"convert", dir, "--prefix", out_prefix};
+  std::vector<std::string> prefixes;
+  for (const auto& job : plan.jobs) {
+    std::string p = job.output;
+    p.resize(p.size() - ("." + std::to_string(job.rank) + ".et").size());
+    if (std::find(prefixes.begin(), prefixes.end(), p) == prefixes.end()) prefixes.push_back(p);
+  }
+  std::vector<std::string> args = {"convert", dir};
+  if (!prefix.empty()) args.insert(args.end(), {"--prefix", prefix});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -159,7 +164,9 @@ std::optional<EtSet> convert_capture(const std::string& dir, const std::string& 
     fail("the conversion failed (above): nothing simulated");
     return std::nullopt;
   }
-  return et_set_of(out_prefix);
+  std::vector<EtSet> sets;
+  for (const auto& p : prefixes) sets.push_back(et_set_of(p));
+  return sets;
 }
 
 // The last `n` lines of ASTRA-sim's output, for a run that finished nothing.
@@ -175,53 +182,9 @@ std::vector<std::string> last_lines(const std::string& text, std::size_t n) {
   return lines;
 }
 
-}  // namespace
-
-int run_simulate_command(int argc, char** argv) {
-  Args a;
-  CommandLine line("simulate", kUsage);
-  line.value({"--astra-sim"}, a.astra)
-      .value({"--network", "--network-configuration"}, a.network)
-      .value({"--system", "--system-configuration"}, a.system)
-      .value({"--prefix"}, a.prefix)
-      .number({"--tolerance"}, 1, 1000, "a percentage from 1 to 1000", a.tolerance_pct)
-      .number({"--timeout"}, 1, 604800, "seconds from 1 to 604800", a.timeout_s)
-      .flag({"--keep"}, a.keep)
-      .positionals(a.given, 1, "give a capture folder or a folder of .et files", 1,
-                   [](const std::string&) { return "one folder at most"; });
-  if (const auto status = line.read(argc, argv)) return *status;
-  const std::string dir = a.given[0];
+// One .et set through ASTRA-sim, its table and its verdict (the exit status).
+int simulate_set(const EtSet& set, const Args& a, const std::string& astra, double tolerance) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return line.usage_error(dir + " is not a folder");
-  for (const std::string* f : {&a.network, &a.system})
-    if (!f->empty() && !regular_file(*f)) return line.usage_error(*f + " is not a file");
-  std::string why;
-  const std::string astra = find_astra_sim(a.astra, why);
-  if (astra.empty()) {
-    fail(why);
-    return 2;
-  }
-  const double tolerance = static_cast<double>(a.tolerance_pct) / 100.0;
-
-  // The .et files: already in DIR, or converted from the capture there.
-  EtSet set;
-  const auto sets = et_sets_in(dir);
-  if (!sets.empty()) {
-    if (!a.prefix.empty()) {
-      set = et_set_of(a.prefix);
-      if (set.ranks.empty()) return line.usage_error("no " + a.prefix + ".0.et");
-    } else if (sets.size() > 1) {
-      std::string names;
-      for (const auto& [prefix, s] : sets) names += (names.empty() ? "" : ", ") + prefix;
-      return line.usage_error(dir + " holds more than one set of .et files (" + names + "): give one with --prefix");
-    } else {
-      set = sets.begin()->second;
-    }
-  } else {
-    const auto converted = convert_capture(dir, a.prefix);
-    if (!converted) return 1;
-    set = *converted;
-  }
   if (set.ranks.empty()) {
     fail("no " + set.prefix + ".0.et: nothing to simulate");
     return 1;
@@ -321,5 +284,59 @@ int run_simulate_command(int argc, char** argv) {
                                       : ""));
   return failed ? 1 : 0;
 }
+
+}  // namespace
+
+int run_simulate_command(int argc, char** argv) {
+  Args a;
+  CommandLine line("simulate", kUsage);
+  line.value({"--astra-sim"}, a.astra)
+      .value({"--network", "--network-configuration"}, a.network)
+      .value({"--system", "--system-configuration"}, a.system)
+      .value({"--prefix"}, a.prefix)
+      .number({"--tolerance"}, 1, 1000, "a percentage from 1 to 1000", a.tolerance_pct)
+      .number({"--timeout"}, 1, 604800, "seconds from 1 to 604800", a.timeout_s)
+      .flag({"--keep"}, a.keep)
+      .positionals(a.given, 1, "give a capture folder or a folder of .et files", 1,
+                   [](const std::string&) { return "one folder at most"; });
+  if (const auto status = line.read(argc, argv)) return *status;
+  const std::string dir = a.given[0];
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return line.usage_error(dir + " is not a folder");
+  for (const std::string* f : {&a.network, &a.system})
+    if (!f->empty() && !regular_file(*f)) return line.usage_error(*f + " is not a file");
+  std::string why;
+  const std::string astra = find_astra_sim(a.astra, why);
+  if (astra.empty()) {
+    fail(why);
+    return 2;
+  }
+  const double tolerance = static_cast<double>(a.tolerance_pct) / 100.0;
+
+  // The .et files: already in DIR, or converted from the capture there
+  // (each run's: a trace root of repeated windows holds several).
+  std::vector<EtSet> todo;
+  const auto sets = et_sets_in(dir);
+  if (!sets.empty()) {
+    if (!a.prefix.empty()) {
+      todo.push_back(et_set_of(a.prefix));
+      if (todo.back().ranks.empty()) return line.usage_error("no " + a.prefix + ".0.et");
+    } else if (sets.size() > 1) {
+      std::string names;
+      for (const auto& [prefix, s] : sets) names += (names.empty() ? "" : ", ") + prefix;
+      return line.usage_error(dir + " holds more than one set of .et files (" + names + "): give one with --prefix");
+    } else {
+      todo.push_back(sets.begin()->second);
+    }
+  } else {
+    const auto converted = convert_capture(dir, a.prefix);
+    if (!converted) return 1;
+    todo = *converted;
+  }
+  int status = 0;
+  for (const EtSet& set : todo) status = std::max(status, simulate_set(set, a, astra, tolerance));
+  return status;
+}
+
 
 }  // namespace chakrashim::tools::simulate

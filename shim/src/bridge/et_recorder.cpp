@@ -18,18 +18,9 @@
 #include <c10/util/ThreadLocalDebugInfo.h>
 #include <torch/csrc/profiler/util.h>
 
+#include "bridge/c10d_group.h"
 #include "bridge/torch_version.h"
 
-// A c10d op's process group, read from its ProcessGroup input (issue #50):
-// torch's ET writes it as "<Object>", so that the collectives of a job of
-// several groups (tensor x data parallel) could not be told apart. Torch's
-// own header, where this torch ships it (built with distributed).
-#if __has_include(<torch/csrc/distributed/c10d/ProcessGroup.hpp>) && CHAKRA_TORCH_AT_LEAST(2, 2)
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
-#define CHAKRA_C10D_GROUP_NAMES 1
-#else
-#define CHAKRA_C10D_GROUP_NAMES 0
-#endif
 #include "chakrashim/immortal.h"
 #include "writers/et_records.h"
 
@@ -185,12 +176,8 @@ struct EtRecorder::ThreadBuffer {
 
   std::uint64_t new_bytes = 0;  // strings interned since the last charge
 
-  // The process group of each c10d op open on this buffer's thread, by its
-  // RecordFunction handle, from its start to its end record: ET attrs,
-  // name then text (JSON) value. Texts, not interned indices: the window
-  // may end (and the strings be taken) while the op runs. A handful at
-  // most (c10d ops do not nest); cleared if an end never came.
-  std::vector<std::pair<std::uint64_t, std::vector<std::pair<const char*, std::string>>>> groups;
+  // Each open c10d op's process group, for its end record (c10d_group.h).
+  OpenGroups groups;
 
   void reset_caches() {
     caches_stale = false;
@@ -499,50 +486,6 @@ void EtRecorder::encode_record(Encode&& encode) {
   commit(b);
 }
 
-namespace {
-
-// "1" -> "\"1\"": an ET attr's value is JSON text.
-std::string json_string(const std::string& text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) continue;
-    out += c;
-  }
-  return out + "\"";
-}
-
-// Notes the ProcessGroup among a c10d op's inputs for its end record: its
-// name (what ASTRA-sim's comm-group file and convert key it by), its
-// description and size. Runs on the job's thread for c10d ops only; reads
-// the group's own fields, never throws into the job.
-template <typename Buffer>
-void note_group(Buffer& b, std::uint64_t handle, c10::ArrayRef<c10::IValue> inputs) {
-#if CHAKRA_C10D_GROUP_NAMES
-  for (const auto& v : inputs) {
-    if (!v.isObject()) continue;
-    try {
-      const auto type = v.toObjectRef().type();
-      if (!type || !type->name() || type->name()->qualifiedName() != "__torch__.torch.classes.c10d.ProcessGroup")
-        continue;
-      const auto pg = v.toCustomClass<c10d::ProcessGroup>();
-      if (b.groups.size() > 16) b.groups.clear();  // ends that never came
-      b.groups.push_back({handle,
-                          {{"pg_name", json_string(pg->getGroupName())},
-                           {"pg_desc", json_string(pg->getGroupDesc())},
-                           {"pg_size", std::to_string(pg->getSize())}}});
-    } catch (...) {
-      // Not a group this torch can read: the op keeps "<Object>" alone.
-    }
-    return;
-  }
-#else
-  (void)b, (void)handle, (void)inputs;
-#endif
-}
-
-}  // namespace
-
 void EtRecorder::record_start(const at::RecordFunction& fn) {
   encode_record([&](et::Encoder& e, ThreadBuffer& b) {
     const auto& op = b.op(fn);
@@ -570,7 +513,7 @@ void EtRecorder::record_start(const at::RecordFunction& fn) {
     if (logged) {
       e.u32(static_cast<std::uint32_t>(n));
       for (std::size_t i = inputs.size() - n; i < inputs.size(); ++i) put_value(e, b, inputs[i]);
-      if (op.c10d) note_group(b, fn.handle(), inputs.slice(inputs.size() - n));
+      if (op.c10d) b.groups.note(fn.handle(), inputs.slice(inputs.size() - n));
     }
     if (kernel) {
       const std::string& name = backend->second.toStringRef();
@@ -604,16 +547,8 @@ void EtRecorder::record_end(const at::RecordFunction& fn) {
     std::uint8_t flags = logged ? et::kOutputsLogged : 0;
     const bool comm = logged && fn.isNcclMeta();
     if (comm) flags |= et::kCommAttrs;
-    // A c10d op's process group (note_group), as comm attrs.
-    std::vector<std::pair<const char*, std::string>> group;
-    if (!b.groups.empty()) {
-      for (auto it = b.groups.begin(); it != b.groups.end(); ++it) {
-        if (it->first != fn.handle()) continue;
-        group = std::move(it->second);
-        b.groups.erase(it);
-        break;
-      }
-    }
+    // A c10d op's process group (c10d_group.h), as comm attrs.
+    const auto group = b.groups.take(fn.handle());
     if (logged && !comm && !group.empty()) flags |= et::kCommAttrs;
     e.u8(flags);
     if (logged) {

@@ -154,10 +154,32 @@ TEST(ConvertWorld, HostCollectivesInAJobOfManyGroupsWarn) {
   for (auto& r : two) {
     r.stats.collectives = r.stats.host_collectives = 3;
     r.process_groups = {{"0", "default_pg", {}, 2}, {"1", "", {0, 1}, 2}};
+    r.sim.unnamed_collectives = 3;  // torch's recorder: "<Object>"
   }
   const auto warnings = world_warnings(two);
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("written for the default group"), std::string::npos) << warnings[0];
+  // chakrashim's recorder names each op's group: nothing to say.
+  for (auto& r : two) r.sim.unnamed_collectives = 0;
+  EXPECT_TRUE(world_warnings(two).empty());
+}
+
+TEST(ConvertWorld, TheCommGroupFileHoldsEveryRanksGroups) {
+  // A 2x2 mesh: each rank's ET lists only its own groups.
+  const std::string dir = ::testing::TempDir() + "/comm_groups_all_" + std::to_string(::getpid());
+  ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
+  std::vector<ConvertResult> ranks = {converted(0, 22, true, dir + "/rank.0.et"),
+                                      converted(3, 22, true, dir + "/rank.3.et")};
+  ranks[0].process_groups = {{"0", "default_pg", {}, 4}, {"1", "mesh_dp", {0, 2}, 2}, {"3", "mesh_tp", {0, 1}, 2}};
+  ranks[1].process_groups = {{"0", "default_pg", {}, 4}, {"2", "mesh_dp", {1, 3}, 2}, {"4", "mesh_tp", {2, 3}, 2}};
+  std::string error;
+  EXPECT_EQ(write_comm_groups(ranks, error),
+            "5 process groups -> " + dir + "/rank.comm_groups.json (ASTRA-sim's --comm-group-configuration)");
+  std::ifstream in(dir + "/rank.comm_groups.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "{\"1\":[0,2],\"3\":[0,1],\"2\":[1,3],\"4\":[2,3]}\n");
+  std::remove((dir + "/rank.comm_groups.json").c_str());
+  std::remove(dir.c_str());
 }
 
 TEST(ConvertWorld, TheCommGroupFileOnlyForMoreThanOneGroup) {
