@@ -4,6 +4,8 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "config/config.h"
@@ -13,6 +15,7 @@
 #include "files/run_marker.h"
 #include "files/output_paths.h"
 #include "config/identity.h"
+#include "nemo_profile.h"
 
 extern "C" char** environ;
 
@@ -24,6 +27,7 @@ namespace cfg = chakrashim::config;
 
 constexpr const char* kUsage =
     "usage: chakrashim config [--print] [--rank] [--quiet] [--prefix TEXT]\n"
+    "       chakrashim config --nemo FILE [--prefix TEXT]\n"
     "\n"
     "Parses the CHAKRA_* variables of this environment exactly as the preloaded\n"
     "library will, with the launcher's rank variables. Prints one line per bad\n"
@@ -31,7 +35,12 @@ constexpr const char* kUsage =
     "  --print        print the effective configuration on stderr\n"
     "  --rank         print the rank this process would have, on stdout\n"
     "  --quiet        print errors only, not warnings (chakra-run on ranks but 0)\n"
-    "  --prefix TEXT  start each printed line with TEXT (chakra-run passes its name)\n";
+    "  --prefix TEXT  start each printed line with TEXT (chakra-run passes its name)\n"
+    "  --nemo FILE    read a NeMo/Hydra YAML's chakra_profile section (at the top or\n"
+    "                 under model:) and print the CHAKRA_* assignments it means, one\n"
+    "                 NAME=VALUE a line on stdout, what was taken on stderr; one line\n"
+    "                 and exit 2 when the section is missing or inconsistent\n"
+    "                 (chakra-run --nemo-config FILE; docs/nemo.md)\n";
 
 // The environment as the preloaded library reads it (the same rules for a
 // name given twice: EnvSnapshot::from_entries).
@@ -152,15 +161,41 @@ void print_off(const cfg::EnvSnapshot& env, const std::string& p) {
 
 }  // namespace
 
+// --nemo FILE: NeMo's chakra_profile section as our variables.
+int from_nemo(const std::string& path, const std::string& prefix) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::fprintf(stderr, "%s%s: cannot be read\n", prefix.c_str(), path.c_str());
+    return 2;
+  }
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const NemoProfile p = nemo_profile(text);
+  if (!p.error.empty()) {
+    std::fprintf(stderr, "%s%s: %s\n", prefix.c_str(), path.c_str(), p.error.c_str());
+    return 2;
+  }
+  for (const auto& [name, value] : p.assignments) std::printf("%s=%s\n", name.c_str(), value.c_str());
+  std::fprintf(stderr, "%sfrom %s's %s: %s\n", prefix.c_str(), path.c_str(), p.where.c_str(), p.said.c_str());
+  if (p.enabled)
+    std::fprintf(stderr,
+                 "%swarning: %s.enabled is true: NeMo's own chakra_profile captures too (torch.profiler in the "
+                 "job); chakrashim's capture goes on, and renames that profiler's step records as for any job "
+                 "profiler. Set it to false to capture once (docs/nemo.md)\n",
+                 prefix.c_str(), p.where.c_str());
+  return 0;
+}
+
 int run_config_command(int argc, char** argv) {
   bool print = false, rank = false, quiet = false;
-  std::string prefix = "chakrashim: ";
+  std::string prefix = "chakrashim: ", nemo;
   CommandLine line("config", kUsage);
   line.flag({"--print"}, print)
       .flag({"--rank"}, rank)
       .flag({"--quiet"}, quiet)
-      .value({"--prefix"}, prefix, /*empty_ok=*/true);
+      .value({"--prefix"}, prefix, /*empty_ok=*/true)
+      .value({"--nemo"}, nemo);
   if (const auto status = line.read(argc, argv)) return *status;
+  if (!nemo.empty()) return from_nemo(nemo, prefix);
   const cfg::EnvSnapshot env = snapshot();
   const cfg::ParseResult parsed = cfg::parse_config(env);
   if (!quiet)

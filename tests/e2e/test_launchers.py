@@ -327,6 +327,32 @@ class ChakraRunOptions(LauncherCase):
         self.assertEqual(r.stderr, "chakra-run: unknown option '--strat' (did you mean --start?) "
                                    "(see 'chakra-run --help')\n")
 
+    def test_a_nemo_config_gives_the_window_and_the_folder(self):
+        """Issue #51: chakra-run --nemo-config reads NeMo's chakra_profile
+        section (here under model:, enabled, as a NeMo job's YAML has it):
+        its steps and trace_dir become the capture's, said once, with a
+        warning that NeMo's own capture is on too; an option given as well
+        wins; a file without the section launches nothing."""
+        yaml = os.path.join(os.path.dirname(self.trace_dir), "job.yaml")
+        with open(yaml, "w") as f:
+            f.write("trainer:\n  max_steps: 8\nmodel:\n  chakra_profile:\n    enabled: true\n"
+                    "    warmup_steps: 0\n    active_steps: 1\n    start_step: 2\n    end_step: 5\n"
+                    "    trace_dir: %s  # NeMo's\n  optim:\n    lr: 0.1\n" % self.trace_dir)
+        r = self.launch([CHAKRA_RUN, "--nemo-config", yaml, "--end", "3", "--", PYTHON,
+                         os.path.join(JOBS, "plain_loop.py"), "6"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("chakra-run: from %s's model.chakra_profile: start_step 2 -> CHAKRA_START_STEP" % yaml, r.stderr)
+        self.assertIn("model.chakra_profile.enabled is true: NeMo's own chakra_profile captures too", r.stderr)
+        cap = Capture(self.trace_dir)
+        self.assertEqual(cap.meta["steps"]["captured"], [2, 3], "--end 3 wins over end_step 5")
+        marker = os.path.join(os.path.dirname(self.trace_dir), "launched")
+        with open(yaml, "w") as f:
+            f.write("model:\n  chakra_profile:\n    start_step: 5\n    end_step: 2\n")
+        r = self.launch([CHAKRA_RUN, "--nemo-config", yaml, "--", "touch", marker])
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(r.stderr, "chakra-run: %s: model.chakra_profile: end_step 2 is before start_step 5\n" % yaml)
+        self.assertFalse(os.path.exists(marker))
+
     def test_version(self):
         from harness import CLI
         want = subprocess.run([CLI, "--version"], capture_output=True, text=True).stdout.split()[-1]
