@@ -78,6 +78,13 @@ std::size_t remove_rank_files(int dir_fd, const std::string& dir) {
   return removed;
 }
 
+// `text` into a new file `name` (never an existing one, never through a
+// link); false with errno set.
+bool write_new_file(int dir_fd, const std::string& name, const std::string& text) {
+  UniqueFd t(::openat(dir_fd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+  return t && write_all(t.get(), text) && t.close() == 0;
+}
+
 // The marker is there already: this run's, another's (refused), or
 // replaced with `overwrite`.
 MarkResult mark_existing(int dir_fd, const std::string& dir, const std::string& run_id, bool overwrite, MarkResult r) {
@@ -94,8 +101,7 @@ MarkResult mark_existing(int dir_fd, const std::string& dir, const std::string& 
   // rename over it, so that no rank of this run ever reads half an id.
   r.removed = remove_rank_files(dir_fd, dir);
   const std::string replacement = temporary_name(kRunMarkerName);
-  UniqueFd t(::openat(dir_fd, replacement.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
-  if (!t || !write_all(t.get(), run_id) || t.close() != 0 ||
+  if (!write_new_file(dir_fd, replacement, run_id) ||
       ::renameat(dir_fd, replacement.c_str(), dir_fd, kRunMarkerName) != 0) {
     r.error = dir + "/" + kRunMarkerName + ": replace: " + std::strerror(errno);
     ::unlinkat(dir_fd, replacement.c_str(), 0);
@@ -129,13 +135,10 @@ MarkResult mark_folder_run(int dir_fd, const std::string& dir, const std::string
   // (Created empty and then written, another rank of the same run could
   // read it empty in between and take the folder for another run's.)
   const std::string temp = temporary_name(kRunMarkerName);
-  {
-    UniqueFd t(::openat(dir_fd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
-    if (!t || !write_all(t.get(), run_id) || t.close() != 0) {
-      r.error = dir + "/" + kRunMarkerName + ": create: " + std::strerror(errno);
-      ::unlinkat(dir_fd, temp.c_str(), 0);
-      return r;
-    }
+  if (!write_new_file(dir_fd, temp, run_id)) {
+    r.error = dir + "/" + kRunMarkerName + ": create: " + std::strerror(errno);
+    ::unlinkat(dir_fd, temp.c_str(), 0);
+    return r;
   }
   const bool linked = ::linkat(dir_fd, temp.c_str(), dir_fd, kRunMarkerName, 0) == 0;
   const int link_errno = errno;

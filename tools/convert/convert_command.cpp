@@ -2,7 +2,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <functional>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -144,6 +143,17 @@ int report(const std::vector<ConvertResult>& results, const std::vector<std::str
   return status;
 }
 
+// A file for ASTRA-sim written beside the .et (its line unless quiet), or
+// its error said; false on an error.
+bool say_written(const char* what, const std::string& written, const std::string& error, bool quiet) {
+  if (!error.empty()) {
+    std::fprintf(stderr, "chakrashim convert: %s: %s\n", what, error.c_str());
+    return false;
+  }
+  if (!written.empty() && !quiet) std::printf("%s\n", written.c_str());
+  return true;
+}
+
 }  // namespace
 
 int run_convert_command(int argc, char** argv) {
@@ -191,19 +201,11 @@ int run_convert_command(int argc, char** argv) {
     // ASTRA-sim's files beside the .et: Chakra's output has none, so
     // --chakra-exact writes none either.
     std::string fit_warning;
-    const auto writers = {
-        std::pair<const char*, std::function<std::string(std::string&)>>{
-            "communicator groups", [&run](std::string& e) { return write_comm_groups(run.results, e); }},
-        std::pair<const char*, std::function<std::string(std::string&)>>{
-            "network", [&run, &fit_warning](std::string& e) { return write_network(run.results, e, &fit_warning); }}};
-    for (const auto& [what, write] : writers) {
+    if (!options.chakra_exact) {
       std::string error;
-      const std::string written = options.chakra_exact ? std::string() : write(error);
-      if (!error.empty()) {
-        std::fprintf(stderr, "chakrashim convert: %s: %s\n", what, error.c_str());
+      if (!say_written("communicator groups", write_comm_groups(run.results, error), error, a.quiet) ||
+          !say_written("network", write_network(run.results, error, &fit_warning), error, a.quiet))
         return 1;
-      }
-      if (!written.empty() && !a.quiet) std::printf("%s\n", written.c_str());
     }
     if (!fit_warning.empty()) std::printf("warning: %s\n", fit_warning.c_str());
     // plan.warnings holds only the missing-rank lines: said once.

@@ -69,17 +69,21 @@ void read_ours(const et::GlobalMetadata& meta, check::EtFile& out) {
   }
 }
 
+// The file, and `out`'s path and rank; read_error set when it cannot be opened.
+std::ifstream open_et(const std::string& path, check::EtFile& out) {
+  out.path = path;
+  out.rank = et_file_rank(path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) out.read_error = "cannot be opened";
+  return in;
+}
+
 }  // namespace
 
 check::EtFile read_et_metadata(const std::string& path) {
   check::EtFile out;
-  out.path = path;
-  out.rank = et_file_rank(path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    out.read_error = "cannot be opened";
-    return out;
-  }
+  std::ifstream in = open_et(path, out);
+  if (!in) return out;
   // The length varint, then the record: a few hundred bytes of a file that
   // may hold gigabytes.
   std::string head(10, '\0');
@@ -109,13 +113,8 @@ check::EtFile read_et_metadata(const std::string& path) {
 
 check::EtFile read_et_file(const std::string& path) {
   check::EtFile out;
-  out.path = path;
-  out.rank = et_file_rank(path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    out.read_error = "cannot be opened";
-    return out;
-  }
+  std::ifstream in = open_et(path, out);
+  if (!in) return out;
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (bytes.size() >= 2 && static_cast<std::uint8_t>(bytes[0]) == 0x1f && static_cast<std::uint8_t>(bytes[1]) == 0x8b) {
     out.read_error = "is gzip: ASTRA-sim reads plain .et files; gunzip it";

@@ -85,6 +85,14 @@ bool read_host(const RankJob& job, std::vector<HostNode>& nodes, RankResult& out
   return true;
 }
 
+// Each ProfilerStep#N's step, start and length, in file order.
+using StepSpans = std::vector<std::pair<std::uint64_t, std::pair<std::int64_t, std::int64_t>>>;
+
+void note_step_span(const TraceEvent& e, StepSpans& steps) {
+  if (e.cat != "user_annotation" || !e.ts_ns) return;
+  if (const auto step = check::profiler_step_number(e.name)) steps.push_back({*step, {*e.ts_ns, e.dur_ns.value_or(0)}});
+}
+
 // The partial last step the device trace's metadata names, and where its
 // ProfilerStep#N starts; nullopt when there is none (or no such span).
 struct PartialStep {
@@ -94,7 +102,7 @@ struct PartialStep {
 };
 
 std::optional<PartialStep> partial_step_of(const TraceSummary& summary,
-                                           const std::vector<std::pair<std::uint64_t, std::pair<std::int64_t, std::int64_t>>>& spans) {
+                                           const StepSpans& spans) {
   if (!summary.chakrashim || !summary.chakrashim->is_object()) return std::nullopt;
   const auto steps = summary.chakrashim->find("steps");
   if (steps == summary.chakrashim->end() || !steps->is_object()) return std::nullopt;
@@ -113,7 +121,7 @@ std::optional<PartialStep> partial_step_of(const TraceSummary& summary,
 }
 
 // The ProfilerStep#N spans' total, less the step left out (if any).
-void note_window(const std::vector<std::pair<std::uint64_t, std::pair<std::int64_t, std::int64_t>>>& spans,
+void note_window(const StepSpans& spans,
                  std::optional<std::uint64_t> left_out, RankResult& out) {
   for (const auto& [step, span] : spans) {
     if (left_out && step == *left_out) continue;
@@ -132,14 +140,11 @@ bool read_device(const RankJob& job, DeviceOps& device, RankResult& out, Identit
   std::istream in(&stream);
   DeviceOpsBuilder builder;
   // Each ProfilerStep#N's start and length: the partial step's is the cut.
-  std::vector<std::pair<std::uint64_t, std::pair<std::int64_t, std::int64_t>>> steps;
+  StepSpans steps;
   const TraceSummary summary = read_device_trace(in, [&builder, &id, &steps](const TraceEvent& e) {
     note_device_event(id.pair, e);
     builder.add(e);
-    if (e.cat == "user_annotation" && e.ts_ns) {
-      if (const auto step = check::profiler_step_number(e.name))
-        steps.push_back({*step, {*e.ts_ns, e.dur_ns.value_or(0)}});
-    }
+    note_step_span(e, steps);
   });
   if (!summary.parse.ok || !stream.ok()) {
     out.error = parse_problem(job.device_path, stream, summary.parse);
@@ -260,13 +265,8 @@ std::optional<CapturedWindow> captured_window(const std::string& device_path, bo
   files::ByteStream stream(device_path);
   if (!stream.ok()) return std::nullopt;
   std::istream in(&stream);
-  std::vector<std::pair<std::uint64_t, std::pair<std::int64_t, std::int64_t>>> steps;
-  const TraceSummary summary = read_device_trace(in, [&steps](const TraceEvent& e) {
-    if (e.cat == "user_annotation" && e.ts_ns) {
-      if (const auto step = check::profiler_step_number(e.name))
-        steps.push_back({*step, {*e.ts_ns, e.dur_ns.value_or(0)}});
-    }
-  });
+  StepSpans steps;
+  const TraceSummary summary = read_device_trace(in, [&steps](const TraceEvent& e) { note_step_span(e, steps); });
   if (!summary.parse.ok || !stream.ok()) return std::nullopt;
   const auto partial = partial_step_of(summary, steps);
   RankResult r;

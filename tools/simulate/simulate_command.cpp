@@ -126,7 +126,7 @@ bool write_text(const std::string& path, const std::string& text) {
   return static_cast<bool>(out.flush());
 }
 
-// "ranks 0-3" style gaps: the first rank below the highest without a file.
+// The first rank below the highest that has no file, if any.
 std::optional<std::uint64_t> first_missing(const EtSet& set) {
   std::uint64_t expect = 0;
   for (const auto& [rank, path] : set.ranks) {
