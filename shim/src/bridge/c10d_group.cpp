@@ -23,9 +23,10 @@ std::string json_string(const std::string& text) {
   return out + "\"";
 }
 
-std::vector<std::pair<const char*, std::string>> c10d_group_attrs(c10::ArrayRef<c10::IValue> inputs) {
+std::vector<std::pair<const char*, std::string>> c10d_group_attrs(const c10::IValue* inputs, std::size_t count) {
 #if CHAKRA_C10D_GROUP_NAMES
-  for (const auto& v : inputs) {
+  for (std::size_t i = 0; i < count; ++i) {
+    const c10::IValue& v = inputs[i];
     if (!v.isObject()) continue;
     try {
       const auto type = v.toObjectRef().type();
@@ -41,7 +42,7 @@ std::vector<std::pair<const char*, std::string>> c10d_group_attrs(c10::ArrayRef<
     return {};
   }
 #else
-  (void)inputs;
+  (void)inputs, (void)count;
 #endif
   return {};
 }

@@ -5,6 +5,7 @@
 // ops only, and never throws.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -14,10 +15,12 @@
 
 namespace chakrashim::bridge {
 
-// The ET attrs of the first ProcessGroup among `inputs`, name then JSON text
-// value: pg_name ("\"3\""), pg_desc ("\"mesh_tp\""), pg_size ("2"). Empty
-// when there is none, or this torch cannot read it.
-std::vector<std::pair<const char*, std::string>> c10d_group_attrs(c10::ArrayRef<c10::IValue> inputs);
+// The ET attrs of the first ProcessGroup among `count` inputs, name then JSON
+// text value: pg_name ("\"3\""), pg_desc ("\"mesh_tp\""), pg_size ("2").
+// Empty when there is none, or this torch cannot read it. A pointer and a
+// count: RecordFunction::inputs() is an ArrayRef of const IValues before
+// torch 2.5 and of IValues after (compat.sh's 2.4.1 row).
+std::vector<std::pair<const char*, std::string>> c10d_group_attrs(const c10::IValue* inputs, std::size_t count);
 
 // The groups of the c10d ops open on one recording buffer's thread, from
 // their start record to their end record, by RecordFunction handle. Texts,
@@ -26,8 +29,8 @@ std::vector<std::pair<const char*, std::string>> c10d_group_attrs(c10::ArrayRef<
 class OpenGroups {
  public:
   using Attrs = std::vector<std::pair<const char*, std::string>>;
-  void note(std::uint64_t handle, c10::ArrayRef<c10::IValue> inputs) {
-    Attrs attrs = c10d_group_attrs(inputs);
+  void note(std::uint64_t handle, const c10::IValue* inputs, std::size_t count) {
+    Attrs attrs = c10d_group_attrs(inputs, count);
     if (attrs.empty()) return;
     if (open_.size() > 16) open_.clear();  // ends that never came
     open_.emplace_back(handle, std::move(attrs));

@@ -513,7 +513,7 @@ void EtRecorder::record_start(const at::RecordFunction& fn) {
     if (logged) {
       e.u32(static_cast<std::uint32_t>(n));
       for (std::size_t i = inputs.size() - n; i < inputs.size(); ++i) put_value(e, b, inputs[i]);
-      if (op.c10d) b.groups.note(fn.handle(), inputs.slice(inputs.size() - n));
+      if (op.c10d) b.groups.note(fn.handle(), inputs.data() + (inputs.size() - n), n);
     }
     if (kernel) {
       const std::string& name = backend->second.toStringRef();
