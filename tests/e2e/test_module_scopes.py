@@ -177,6 +177,14 @@ class ModuleScopes(CaptureCase):
         self.assertEqual(names.count("Unhashable"), 4, names)
         self.assertEqual({n for n in names if n != "Unhashable"}, PER_STEP)
 
+    def test_submodules_in_an_ordered_dict_are_named_by_path(self):
+        # torch 2.4 keeps a module's children in an OrderedDict: every
+        # submodule was named by its class (compat.sh's 2.4.1 row).
+        r = self.capture("--ordered-modules", CHAKRA_MODULE_SCOPES=1)
+        self.assertNotIn("Traceback", r.stderr)
+        cap = self.assert_valid_capture([2, 3])
+        self.assertEqual({e["name"][len(SCOPE):] for e in cap.named(SCOPE)}, PER_STEP)
+
     def test_every_exception_the_jobs_handler_raises_reaches_the_job(self):
         # Issue #48: a SIGALRM handler raising every 3 ms while our hooks go
         # in and out (a window every 4 steps) and record. Before, the install

@@ -214,8 +214,14 @@ else:
     # A module's first call: its name; at a root, its submodules' too, in
     # named_modules()'s order (preorder, a shared module named where it is
     # first reached).
+    # The dict types of a module's _modules: a dict, or an OrderedDict
+    # before torch 2.5 (a module of torch 2.4 named only its root, and each
+    # submodule by its class). Only these: their items() are C's, never a
+    # job's mapping's own code.
+    _subs_types = (dict, getattr(_sys.modules.get("collections"), "OrderedDict", dict))
+
     def _name_first(m, _at_root=_at_root, _remember=_remember, _prune=_prune, _names=_names,
-                    _cap=_cap, _id=id, _vars=vars):
+                    _cap=_cap, _id=id, _vars=vars, _type=type, _subs_types=_subs_types):
         n = type(m).__name__
         if not _at_root():
             _remember(m, n)
@@ -230,7 +236,7 @@ else:
             seen.add(k)
             _remember(mod, path)
             subs = _vars(mod).get("_modules")
-            if type(subs) is dict:
+            if _type(subs) in _subs_types:
                 for name, sub in reversed(subs.items()):
                     if sub is not None:
                         stack.append((sub, path + "." + name))

@@ -6,6 +6,7 @@ numbers did not change.
 
   python module_job.py STEPS [--thread] [--raise-at S] [--fork-at S] [--compile]
                        [--compile-at S [--fullgraph]] [--unhashable] [--ticks] [--wait-for-hooks]
+                       [--ordered-modules]
 
 --thread     another thread runs an Aux module's forward all along; each
              step waits until two of its calls ended in that step
@@ -28,6 +29,8 @@ numbers did not change.
              goes on until STEPS optimizer steps completed, then prints
              "raised R caught C ours O" (R must equal C; O of them were
              raised in chakrashim's Python)
+--ordered-modules  every module's _modules is an OrderedDict, as torch
+             before 2.5 made them
 --wait-for-hooks  before training, call the optimizer's zero_grad() and
              wait (at most 60 s) until some global optimizer step hook is
              in: under the shim, chakrashim's, which it installs from a
@@ -120,6 +123,7 @@ def main():
     ap.add_argument("--unhashable", action="store_true")
     ap.add_argument("--ticks", action="store_true")
     ap.add_argument("--wait-for-hooks", action="store_true")
+    ap.add_argument("--ordered-modules", action="store_true")
     args = ap.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(1)
@@ -132,6 +136,11 @@ def main():
         deadline = time.monotonic() + 60
         while not optimizer_impl._global_optimizer_post_hooks and time.monotonic() < deadline:
             time.sleep(0.05)
+    if args.ordered_modules:
+        # As torch before 2.5 made them: each module's _modules an OrderedDict.
+        import collections
+        for m in model.modules():
+            object.__setattr__(m, "_modules", collections.OrderedDict(m._modules))
     x, y = torch.randn(8, 16), torch.randn(8, 4)
     root_unhashable = Unhashable(1.0)
     if args.unhashable:
