@@ -12,6 +12,7 @@
 #include "bridge/bridge_log.h"
 #include "bridge/callbacks.h"
 #include "bridge/capture_lock.h"
+#include "bridge/engine_steps.h"
 #include "bridge/fork_guard.h"
 #include "chakrashim/immortal.h"
 
@@ -72,6 +73,7 @@ void Capture::attach(const chakrashim_capture_config& config) {
       // On this thread of ours, with the GIL, outside our lock: module
       // scopes' Python is made here, never on the job's threads.
       if (config_.module_scopes) modules_.prepare();
+      EngineSteps::install();
     };
     cb.no_step_open = [this] { return open_markers_.load() == 0; };
     cb.give_up = [this] { return dead() || exiting_.load(); };

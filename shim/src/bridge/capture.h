@@ -71,6 +71,9 @@ class Capture {
   // An autograd backward function ran (a sign that the job trains).
   void note_backward();
   const std::string& marker() const { return marker_; }
+  // Steps are counted by the RecordFunction step callback now (inside the
+  // window, or before torch.optim's hooks are in), not by the hooks.
+  bool counting_by_records() const { return rf_counting_.load(); }
 
   // --- from the op-span callback (all scopes, while armed) ---
   bool keeping() const { return keeping_.load(std::memory_order_acquire); }

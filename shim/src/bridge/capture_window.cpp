@@ -7,6 +7,7 @@
 #include "bridge/bridge_log.h"
 #include "bridge/callbacks.h"
 #include "bridge/capture.h"
+#include "bridge/engine_steps.h"
 #include "bridge/capture_lock.h"
 #include "bridge/fork_guard.h"
 #include "writers/window_trailer.h"
@@ -136,6 +137,12 @@ void Capture::arm() {
     log_warn("cannot watch for SIGTERM/SIGINT in the window: a signal would lose the traces");
   }
   armed_ = true;
+  // Once a process (a flag beside the window's own: a periodic capture
+  // arms many times, and says it at the first).
+  static std::atomic<bool> said_engine_steps{false};
+  if (EngineSteps::installed() && !said_engine_steps.exchange(true))
+    log_info("counting DeepSpeed engine steps: a step is one engine.step() at a gradient-accumulation boundary "
+             "(engine.global_steps), from its start to its return, ZeRO's gathers included");
   log_debug("armed at step " + std::to_string(scheduler_.window().current()) +
             (from_prepared ? " (folders and probes prepared at the step before)"
                            : " (nothing prepared at the step before: all done now)"));

@@ -96,28 +96,34 @@ PythonApi::MethodDef g_post_def{"chakrashim_optimizer_post_step", nullptr, Pytho
 void* OptimizerHooks::pre_hook(void*, void*) {
   // Torch's step wrapper: it called our Python hook function, which called
   // this builtin.
-  const void* frame = frame_above(1);
-  if (!t_open.empty()) drop_stale(frame);
-  t_open.push_back(frame);
+  open_step(frame_above(1));
   const PythonApi& py = python();
   py.inc_ref(py.none);
   return py.none;
 }
 
 void* OptimizerHooks::post_hook(void*, void* args) {
+  close_step(frame_above(1), args);
+  const PythonApi& py = python();
+  py.inc_ref(py.none);
+  return py.none;
+}
+
+void OptimizerHooks::open_step(const void* frame) {
+  if (!t_open.empty()) drop_stale(frame);
+  t_open.push_back(frame);
+}
+
+void OptimizerHooks::close_step(const void* frame, void* args) {
   // Closes this step and any opened inside it that an exception left open.
   // A post hook without its pre (none open) ends an outermost step, as
   // before the hooks knew frames.
-  const void* frame = frame_above(1);
   const auto it = std::find(t_open.rbegin(), t_open.rend(), frame);
   if (it != t_open.rend()) t_open.erase(std::prev(it.base()), t_open.end());
   if (t_open.empty() && g_hooks) {
     g_hooks->note_optimizer(args);
     if (g_hooks->callbacks_.step_ended) g_hooks->callbacks_.step_ended();
   }
-  const PythonApi& py = python();
-  py.inc_ref(py.none);
-  return py.none;
 }
 
 void OptimizerHooks::note_optimizer(void* args) {

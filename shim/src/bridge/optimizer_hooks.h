@@ -64,6 +64,15 @@ class OptimizerHooks {
   void try_again();
   bool active() const { return active_.load(std::memory_order_acquire); }
 
+  // An outer step that is not torch.optim's (a DeepSpeed engine's step,
+  // engine_steps.h) opens and closes as an optimizer step does, keyed by
+  // the frame of the Python function that runs it; the optimizer steps
+  // inside it are nested and do not count. GIL held. `args` is a tuple
+  // whose first item is the object that steps (for the pattern of
+  // several optimizers).
+  static void open_step(const void* frame);
+  static void close_step(const void* frame, void* args);
+
  private:
   static void* pre_hook(void* self, void* args);
   static void* post_hook(void* self, void* args);
