@@ -697,6 +697,20 @@ class Page(ReportCase):
         for text in ("step 4: 0.900 ms (partial step)", 'stroke-dasharray="3 2"', "faint dashed bars: partial step"):
             self.assertTrue(text in page, text)
 
+    def test_a_partial_steps_phases_are_marked_in_the_text(self):
+        # A window the job's exit cut: the last step never reached its
+        # optimizer step, so its phases are all "forward" by the rules
+        # (a NeMo job's teardown was 1228 ms of forward, unmarked).
+        cap = RankCapture(0, gpu=True)
+        cap.meta["steps"]["partial_last_step"] = 4
+        root = ct.temp_dir(self)
+        write_capture(root, [cap])
+        r = report(root)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        table = r.stdout[r.stdout.index("phases on the stepping thread"):]
+        self.assertRegex(table, r"(?m)^  4 .*\(partial: cut before its optimizer step; not split into phases\)$")
+        self.assertRegex(table, r"(?m)^  3 +[0-9. ]+$")
+
     def test_the_timeline_has_a_legend_and_no_gpu_colours_on_cpu(self):
         _, cpu = self.page([RankCapture(0)])
         self.assertTrue("host op, depth 0" in cpu)

@@ -59,7 +59,9 @@ std::string phases_table(const RankStats& r) {
   for (std::size_t i = 0; i < r.steps.size(); ++i) {
     out += format("  %-10llu", static_cast<unsigned long long>(r.steps[i].step));
     for (int p = 0; p < kPhases; ++p) out += format(" %13s", ms_text(r.phases[i][p]).c_str());
-    out += "\n";
+    // A step the exit (or a signal) cut has no optimizer step to split it
+    // at: what ran is all "forward" by the rules, which is not a finding.
+    out += r.steps[i].partial ? "  (partial: cut before its optimizer step; not split into phases)\n" : "\n";
   }
   return out;
 }
