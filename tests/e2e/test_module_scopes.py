@@ -185,6 +185,22 @@ class ModuleScopes(CaptureCase):
         cap = self.assert_valid_capture([2, 3])
         self.assertEqual({e["name"][len(SCOPE):] for e in cap.named(SCOPE)}, PER_STEP)
 
+    def test_a_window_that_opens_before_the_hooks_are_in_says_where_names_begin(self):
+        # late_hooks.py shows it trains only at its first step's end: the
+        # window from step 1 opens before torch.optim's hooks (which put
+        # module scopes in) are in. Step 1 then has no module names: said in
+        # a line, not silent, and the names are there from step 2.
+        env = job_env(self.trace_dir, CHAKRA_START_STEP=1, CHAKRA_END_STEP=3, CHAKRA_MODULE_SCOPES=1)
+        r = run_job("late_hooks.py", [5], env)
+        self.assert_ran(r)
+        said = [l for l in r.stderr.splitlines() if "module scopes begin at step" in l]
+        self.assertEqual(len(said), 1, r.stderr)
+        begin = int(re.search(r"module scopes begin at step (\d+)", said[0])[1])
+        self.assertGreaterEqual(begin, 2)
+        cap = self.assert_valid_capture([1, 2, 3])
+        named = sorted({cap.step_of(e) for e in cap.named(SCOPE)})
+        self.assertEqual(named, list(range(begin, 4)), said[0])
+
     def test_every_exception_the_jobs_handler_raises_reaches_the_job(self):
         # Issue #48: a SIGALRM handler raising every 3 ms while our hooks go
         # in and out (a window every 4 steps) and record. Before, the install

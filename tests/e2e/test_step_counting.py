@@ -147,6 +147,26 @@ class SeveralOptimizers(CaptureCase):
         self.assertIn(HOOKS_LINE, r.stderr)
         self.assertNotIn("optimizers step in turn", r.stderr)
 
+    def test_an_optimizer_stepped_group_by_group_is_said_once_naming_the_step_marker(self):
+        # Issue #54: a wrapper that is no torch optimizer (ZeRO's, when
+        # DeepSpeed's engine is not seen) steps it once per group, so each
+        # iteration counted as two steps, silently.
+        r = run_after_hooks("group_by_group.py", [6], job_env(self.trace_dir, CHAKRA_START_STEP=2,
+                                                              CHAKRA_END_STEP=3))
+        self.assert_ran(r)
+        self.assertIn(HOOKS_LINE, r.stderr)
+        said = [l for l in r.stderr.splitlines() if "steps once per parameter group" in l]
+        self.assertEqual(len(said), 1, r.stderr)
+        self.assertIn("set CHAKRA_STEP_MARKER to the name of a record that ends each iteration", said[0])
+        self.assertNotIn("optimizers step in turn", r.stderr)
+
+    def test_an_optimizer_with_two_groups_stepped_whole_is_not_said(self):
+        r = run_after_hooks("group_by_group.py", [6, "--plain"], job_env(self.trace_dir, CHAKRA_START_STEP=2,
+                                                                         CHAKRA_END_STEP=3))
+        self.assert_ran(r)
+        self.assertIn(HOOKS_LINE, r.stderr)
+        self.assertNotIn("per parameter group", r.stderr)
+
     def test_the_last_optimizers_marker_counts_iterations(self):
         # two_optimizers.py steps Adam, then SGD, in each "iteration N" record.
         r = run_job("two_optimizers.py", [5], job_env(self.trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=3,

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace chakrashim::window {
@@ -41,6 +42,49 @@ TEST(OptimizerPattern, ThreeOptimizersAreCountedWhenTheFirstComesBack) {
   ASSERT_TRUE(d);
   EXPECT_EQ(d->step, 3u);
   EXPECT_EQ(d->optimizers, 3u);
+}
+
+// Issue #54: an optimizer stepped once per parameter group by a wrapper
+// (ZeRO's, when its engine is not seen). Fed (optimizer, first group).
+std::optional<std::uint64_t> feed_groups(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& steps) {
+  OptimizerPattern p;
+  std::optional<std::uint64_t> first;
+  for (std::size_t step = 0; step < steps.size(); ++step) {
+    const auto d = p.on_groups(steps[step].first, steps[step].second, step);
+    if (d && !first) first = d;
+    else EXPECT_FALSE(d) << "told twice, at step " << step;
+  }
+  return first;
+}
+
+TEST(OptimizerPattern, StepsGroupByGroupAreToldWhenTheFirstGroupComesBack) {
+  // Two groups, one inner step each: g1, g2, g1, g2.
+  const auto d = feed_groups({{7, 100}, {7, 200}, {7, 100}, {7, 200}});
+  ASSERT_TRUE(d);
+  EXPECT_EQ(*d, 2u);
+}
+
+TEST(OptimizerPattern, ThreeGroupsAreToldAtTheFourthStep) {
+  const auto d = feed_groups({{7, 1}, {7, 2}, {7, 3}, {7, 1}, {7, 2}});
+  ASSERT_TRUE(d);
+  EXPECT_EQ(*d, 3u);
+}
+
+TEST(OptimizerPattern, TheSameGroupsEveryStepAreNeverTold) {
+  EXPECT_FALSE(feed_groups({{7, 100}, {7, 100}, {7, 100}, {7, 100}}));
+}
+
+TEST(OptimizerPattern, GroupsReplacedForGoodAreNotTold) {
+  // A job that rebuilt its optimizer's groups once (a second phase).
+  EXPECT_FALSE(feed_groups({{7, 100}, {7, 100}, {7, 200}, {7, 200}, {7, 200}}));
+}
+
+TEST(OptimizerPattern, TwoOptimizersInTurnEachWithItsGroupsAreNotToldAsGroups) {
+  EXPECT_FALSE(feed_groups({{7, 100}, {9, 200}, {7, 100}, {9, 200}, {7, 100}}));
+}
+
+TEST(OptimizerPattern, UnknownGroupsAreIgnored) {
+  EXPECT_FALSE(feed_groups({{7, 0}, {7, 100}, {7, 0}, {7, 100}, {7, 0}}));
 }
 
 }  // namespace

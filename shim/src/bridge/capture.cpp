@@ -86,6 +86,12 @@ void Capture::attach(const chakrashim_capture_config& config) {
                "step per iteration, set CHAKRA_STEP_MARKER to the name of a record that ends each iteration "
                "(README, Configuration)");
     };
+    cb.group_by_group = [] {
+      log_info("an optimizer steps once per parameter group here (a wrapper that is no torch optimizer, such as "
+               "ZeRO's, steps it group by group): each of those steps counts as a step, so a window of N steps "
+               "holds fewer iterations; to count one step per iteration, set CHAKRA_STEP_MARKER to the name of a "
+               "record that ends each iteration (README, Configuration)");
+    };
     // A forked child (dead) opens no records: it inherits the hooks, and
     // runs them as no-ops until it ends.
     ModuleScopes::set_keeping([] { return Capture::instance().window_records(); });
@@ -167,22 +173,37 @@ void Capture::sync_module_scopes(bool was_counting) {
   // attach, before the hooks that call this can run.
   if (!config_.module_scopes) return;
   bool want = false;
+  std::uint64_t next_step = 0, first_step = 0;
   {
     CaptureLock lock(mutex_);
     if (config_.module_scopes && !dead() && !exiting_.load() && armed_ && scheduler_.configured()) {
+      first_step = scheduler_.window().schedule().start;
       if (was_counting) {
         // The boundary that ends this step acts after this hook: asked of
         // a copy of the window whether the next step is still in it.
         window::StepWindow next = scheduler_.window();
         (void)next.step_ended();
         want = next.armed();
+        next_step = next.current();
       } else {
         want = true;  // on_hook_step_end just armed: the next step is the window's first
+        next_step = scheduler_.window().current();
       }
     }
   }
   // Outside our lock: this runs Python.
+  const bool was_in = modules_.installed();
   modules_.sync(want);
+  if (want && !was_in && modules_.installed() && next_step > first_step) {
+    // torch.optim's hooks, which put module scopes in, came in after the
+    // window opened (their registrar thread got the GIL late, on a loaded
+    // machine): the steps before have no module names. Said, not silent.
+    const bool several = next_step - first_step > 1;
+    log_info("module scopes begin at step " + std::to_string(next_step) + ": the window's step" +
+             (several ? "s " + std::to_string(first_step) + "-" : " ") + std::to_string(next_step - 1) +
+             (several ? " have" : " has") + " no module names (torch.optim's step hooks, which put them in, "
+             "came in only after the window opened; open the window a few steps later)");
+  }
 }
 
 void Capture::on_hooks_registered() {

@@ -62,7 +62,7 @@ void* open_engine_step(void*, void*) {
 void* close_engine_step(void*, void* args) {
   try {
     const void* frame = frame_above(0);
-    OptimizerHooks::close_step(frame, args);
+    OptimizerHooks::close_step(frame, args, false);
     for (std::size_t i = t_steps.size(); i-- > 0;) {
       if (t_steps[i].frame != frame) continue;
       while (t_steps.size() > i) t_steps.pop_back();  // ends the record

@@ -114,19 +114,19 @@ void OptimizerHooks::open_step(const void* frame) {
   t_open.push_back(frame);
 }
 
-void OptimizerHooks::close_step(const void* frame, void* args) {
+void OptimizerHooks::close_step(const void* frame, void* args, bool torch_optimizer) {
   // Closes this step and any opened inside it that an exception left open.
   // A post hook without its pre (none open) ends an outermost step, as
   // before the hooks knew frames.
   const auto it = std::find(t_open.rbegin(), t_open.rend(), frame);
   if (it != t_open.rend()) t_open.erase(std::prev(it.base()), t_open.end());
   if (t_open.empty() && g_hooks) {
-    g_hooks->note_optimizer(args);
+    g_hooks->note_optimizer(args, torch_optimizer);
     if (g_hooks->callbacks_.step_ended) g_hooks->callbacks_.step_ended();
   }
 }
 
-void OptimizerHooks::note_optimizer(void* args) {
+void OptimizerHooks::note_optimizer(void* args, bool torch_optimizer) {
   // torch calls a global post hook as hook(optimizer, args, kwargs): our
   // builtin's args are that tuple, and the optimizer object's address is
   // its identity while it lives. Two compares and a store a step.
@@ -137,8 +137,34 @@ void OptimizerHooks::note_optimizer(void* args) {
     py.err_clear();
     return;
   }
-  const auto found = pattern_.on_step(reinterpret_cast<std::uintptr_t>(optimizer), outermost_steps_++);
+  const std::uint64_t step = outermost_steps_++;
+  const auto found = pattern_.on_step(reinterpret_cast<std::uintptr_t>(optimizer), step);
   if (found && callbacks_.several_optimizers) callbacks_.several_optimizers(found->optimizers);
+  if (torch_optimizer && callbacks_.group_by_group) {
+    if (const auto at = pattern_.on_groups(reinterpret_cast<std::uintptr_t>(optimizer), first_group(optimizer), step))
+      callbacks_.group_by_group();
+  }
+}
+
+std::uint64_t OptimizerHooks::first_group(void* optimizer) {
+  // The identity of optimizer.param_groups[0] now, read from the instance's
+  // own dict: no code of the job's runs (no attribute lookup, no
+  // property). A torch optimizer keeps its groups' dicts for its life, so
+  // the identity changes only where someone swaps the list: a wrapper that
+  // steps it group by group. 0 where it cannot be read. Once a step.
+  const PythonApi& py = python();
+  if (!py.generic_get_dict || !py.list_size || !py.list_get_item || !py.dict_get) return 0;
+  void* dict = py.generic_get_dict(optimizer, nullptr);  // a new reference
+  std::uint64_t id = 0;
+  if (dict) {
+    void* groups = py.dict_get(dict, "param_groups");  // borrowed
+    if (groups && py.list_size(groups) > 0) {
+      if (void* first = py.list_get_item(groups, 0)) id = reinterpret_cast<std::uintptr_t>(first);
+    }
+    py.dec_ref(dict);
+  }
+  if (py.err_occurred()) py.err_clear();  // not a list, no dict: ours, no bytecode ran
+  return id;
 }
 
 void OptimizerHooks::start(Callbacks callbacks) {

@@ -55,6 +55,9 @@ class OptimizerHooks {
     // Several optimizers step in turn (window/optimizer_pattern.h): called
     // once, with the GIL held, from the step that made it clear.
     std::function<void(std::size_t optimizers)> several_optimizers;
+    // One optimizer steps once per parameter group (a wrapper that is no
+    // torch optimizer steps it group by group): called once, with the GIL.
+    std::function<void()> group_by_group;
   };
 
   // Makes ready to register (at attach); starts no thread. Once per process.
@@ -71,13 +74,16 @@ class OptimizerHooks {
   // whose first item is the object that steps (for the pattern of
   // several optimizers).
   static void open_step(const void* frame);
-  static void close_step(const void* frame, void* args);
+  // `torch_optimizer`: the object is a torch.optim optimizer, whose
+  // param_groups tell a wrapper stepping it group by group (not the engine).
+  static void close_step(const void* frame, void* args, bool torch_optimizer = true);
 
  private:
   static void* pre_hook(void* self, void* args);
   static void* post_hook(void* self, void* args);
   // The optimizer that took an outermost step, into pattern_ (GIL held).
-  void note_optimizer(void* args);
+  void note_optimizer(void* args, bool torch_optimizer);
+  static std::uint64_t first_group(void* optimizer);
   // On the registering thread, holding no lock of ours: one try, with the
   // GIL. True once the hooks are in.
   bool try_register();

@@ -45,6 +45,7 @@ PythonApi load() {
   bind(a.call_object, "PyObject_CallObject");
   bind(a.eval_get_frame, "PyEval_GetFrame");
   bind(a.frame_get_back, "PyFrame_GetBack");
+  bind(a.generic_get_dict, "PyObject_GenericGetDict");
   a.none = ::dlsym(RTLD_DEFAULT, "_Py_NoneStruct");
   return a;
 }

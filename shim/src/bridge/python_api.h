@@ -53,6 +53,7 @@ struct PythonApi {
   Obj (*call_object)(Obj, Obj) = nullptr;                      // PyObject_CallObject
   Obj (*eval_get_frame)() = nullptr;                           // PyEval_GetFrame, borrowed
   Obj (*frame_get_back)(Obj) = nullptr;                        // PyFrame_GetBack, new reference
+  Obj (*generic_get_dict)(Obj, void*) = nullptr;               // PyObject_GenericGetDict, new reference
   Obj none = nullptr;                                          // &_Py_NoneStruct
 
   bool usable() const;

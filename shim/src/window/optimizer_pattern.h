@@ -27,7 +27,26 @@ class OptimizerPattern {
   //   A B A        -> at the third step, {step, 2}
   std::optional<Detection> on_step(std::uint64_t id, std::uint64_t step);
 
+  // One optimizer stepped once per parameter group (issue #54): a wrapper
+  // that is no torch optimizer (DeepSpeed's ZeRO optimizers, when their
+  // engine is not seen) sets the inner optimizer's param_groups to one
+  // group, steps it, and goes on with the next. Fed at each outermost step
+  // with an opaque id of the optimizer's first group at that moment (0:
+  // unknown). Returns the step once: the first time one optimizer's first
+  // group comes back to one it had before, having changed in between
+  // (A:g0, A:g1, A:g0). A job that replaces its groups for good (g0, g1,
+  // g1) is not told; nor two optimizers in turn, each with its own groups.
+  std::optional<std::uint64_t> on_groups(std::uint64_t id, std::uint64_t first_group, std::uint64_t step);
+
  private:
+  struct Groups {
+    std::uint64_t optimizer = 0;
+    std::uint64_t last = 0;               // its first group at its last step
+    std::vector<std::uint64_t> earlier;  // the other first groups it had
+  };
+  std::vector<Groups> groups_;  // at most kRemembered optimizers
+  bool groups_told_ = false;
+
   static constexpr std::size_t kRemembered = 16;  // a job has few optimizers
   std::vector<std::uint64_t> seen_;  // in order of first step
   std::uint64_t last_ = 0;
