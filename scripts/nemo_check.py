@@ -209,18 +209,28 @@ def main():
         r = run([py, JOB, *job_args], shim_env(trace, CHAKRA_START_STEP=start, CHAKRA_END_STEP=end))
         judge(name, r, job_args, trace, expect, per_step)
 
-    # 4: on demand: `chakrashim trigger --steps 3` once the job published its step.
+    # 4: on demand: `chakrashim trigger --steps 3` once the job published its
+    # step. The trigger measures the job's rate for up to 2.5 s and asks for a
+    # window about 3 s ahead: 6000 steps (about 16 s here) leave room for it
+    # on a loaded machine too.
     trace = os.path.join(work, "on-demand")
     shutil.rmtree(trace, ignore_errors=True)
-    job_args = ["--steps", "2500"]
+    job_args = ["--steps", "6000"]
+    # Its output to files, read at its end: a pipe nobody reads while the
+    # trigger waits fills up (a line a step) and stops the job.
+    out_file = tempfile.TemporaryFile(mode="w+")
+    err_file = tempfile.TemporaryFile(mode="w+")
     proc = subprocess.Popen([py, JOB, *job_args], env=shim_env(trace, CHAKRA_ON_DEMAND=1),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=out_file, stderr=err_file, text=True)
     deadline = time.monotonic() + 120
     while not glob.glob(os.path.join(trace, ".chakrashim", "*", "*")) and time.monotonic() < deadline \
             and proc.poll() is None:
         time.sleep(0.1)
     trig = run([args.cli, "trigger", trace, "--steps", "3", "--wait"], os.environ.copy(), timeout=300)
-    out, err = proc.communicate(timeout=600)
+    proc.wait(timeout=600)
+    out_file.seek(0)
+    err_file.seek(0)
+    out, err = out_file.read(), err_file.read()
     r = subprocess.CompletedProcess(proc.args, proc.returncode, out, err + trig.stdout + trig.stderr)
     windows = sorted(glob.glob(os.path.join(trace, "step-*")))
     judge("on demand, 3 steps", r, job_args, windows[0] if windows else trace, None, 1)

@@ -407,5 +407,41 @@ TEST(PhaseName, NamesEveryPhase) {
   EXPECT_STREQ(phase_name(Phase::after), "after");
 }
 
+// Issue #54: a DeepSpeed job's inner optimizer steps were counted (one per
+// parameter group) before its engine's step was known: recounted to the
+// engine's global_steps, only well before the window.
+TEST(StepWindow, RecountMovesTheStepInProgressBackWellBeforeTheWindow) {
+  StepWindow w(Schedule{.start = 10, .end = 12, .warmup = 0, .active = 1});
+  w.attach();
+  for (int i = 0; i < 4; ++i) w.step_ended();  // 4 inner steps: 2 iterations of 2 groups
+  ASSERT_EQ(w.current(), 4u);
+  EXPECT_TRUE(w.recount(2));
+  EXPECT_EQ(w.current(), 2u);
+  Steps armed_at;
+  for (int i = 0; i < 12; ++i)
+    if (w.step_ended().arm) armed_at.push_back(w.current());
+  EXPECT_EQ(armed_at, Steps{10});
+  EXPECT_EQ(w.captured(), (Steps{10, 11, 12}));
+}
+
+TEST(StepWindow, RecountChangesNothingNearOrInTheWindowOrForward) {
+  StepWindow w(Schedule{.start = 5, .end = 6, .warmup = 0, .active = 1});
+  w.attach();
+  w.step_ended();
+  w.step_ended();  // in step 2: the window's first step is 3 away
+  EXPECT_FALSE(w.recount(2)) << "not below the step in progress";
+  EXPECT_FALSE(w.recount(3)) << "forward";
+  EXPECT_TRUE(w.recount(1));
+  w.step_ended();
+  w.step_ended();  // in step 3: the window's first step is 2 away
+  EXPECT_FALSE(w.recount(1));
+  EXPECT_EQ(w.current(), 3u);
+  w.step_ended();
+  w.step_ended();  // armed, in step 5
+  ASSERT_TRUE(w.armed());
+  EXPECT_FALSE(w.recount(0));
+  EXPECT_EQ(w.current(), 5u);
+}
+
 }  // namespace
 }  // namespace chakrashim::window

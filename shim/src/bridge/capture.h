@@ -71,6 +71,11 @@ class Capture {
   // An autograd backward function ran (a sign that the job trains).
   void note_backward();
   const std::string& marker() const { return marker_; }
+  // A DeepSpeed engine's first step says how many steps the job took
+  // (global_steps): where more were counted (its inner optimizer's, one per
+  // parameter group, before the engine's step was known), the count moves
+  // back to it, well before the window only (StepWindow::recount). GIL held.
+  void recount_engine_steps(std::uint64_t global_steps);
   // Steps are counted by the RecordFunction step callback now (inside the
   // window, or before torch.optim's hooks are in), not by the hooks.
   bool counting_by_records() const { return rf_counting_.load(); }

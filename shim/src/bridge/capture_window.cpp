@@ -148,6 +148,19 @@ void Capture::arm() {
                            : " (nothing prepared at the step before: all done now)"));
 }
 
+void Capture::recount_engine_steps(std::uint64_t global_steps) {
+  std::uint64_t counted = 0;
+  {
+    CaptureLock lock(mutex_);
+    if (dead() || exiting_.load() || !scheduler_.configured() || scheduler_.on_demand()) return;
+    counted = scheduler_.window().current();
+    if (!scheduler_.window().recount(global_steps)) return;
+  }
+  log_info("counted " + std::to_string(counted) + " steps before DeepSpeed's engine step was seen (its inner "
+           "optimizer's, one per parameter group); the engine has taken " + std::to_string(global_steps) +
+           ": counting from there");
+}
+
 void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> partial_step) {
   if (!armed_) return;
   armed_ = false;

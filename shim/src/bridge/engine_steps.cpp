@@ -2,7 +2,9 @@
 
 #include <ATen/record_function.h>
 
+#include <atomic>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "bridge/capture.h"
@@ -35,9 +37,36 @@ void* none() {
   return py.none;
 }
 
+// engine.global_steps, read from the instance's own dict (no code of the
+// job's or DeepSpeed's runs); nullopt where it cannot be read.
+std::optional<std::uint64_t> global_steps(void* engine) {
+  const PythonApi& py = python();
+  if (!engine || !py.generic_get_dict || !py.long_as_long) return std::nullopt;
+  std::optional<std::uint64_t> out;
+  if (void* dict = py.generic_get_dict(engine, nullptr)) {
+    if (void* value = py.dict_get(dict, "global_steps")) {
+      const long n = py.long_as_long(value);
+      if (n >= 0 && !py.err_occurred()) out = static_cast<std::uint64_t>(n);
+    }
+    py.dec_ref(dict);
+  }
+  if (py.err_occurred()) py.err_clear();  // ours: no bytecode ran
+  return out;
+}
+
+// Once a process (the first engine step, GIL held): the steps counted
+// before the wrapper was in may be the inner optimizer's, one per parameter
+// group (the hooks' registrar got the GIL late, on a loaded machine).
+std::atomic<bool> g_recounted{false};
+
 // _open(engine): a boundary call of DeepSpeedEngine.step begins.
-void* open_engine_step(void*, void*) {
+void* open_engine_step(void*, void* args) {
   try {
+    if (!g_recounted.exchange(true)) {
+      const PythonApi& py = python();
+      void* engine = py.tuple_size(args) >= 1 ? py.tuple_get_item(args, 0) : nullptr;
+      if (const auto done = global_steps(engine)) Capture::instance().recount_engine_steps(*done);
+    }
     const void* frame = frame_above(0);  // our wrapper, which called this builtin
     // Steps an exception ended without their _close: dropped, their
     // records ended (innermost first).

@@ -34,6 +34,12 @@ Boundary StepWindow::step_ended() {
   return enter(ended, ended + 1);
 }
 
+bool StepWindow::recount(std::uint64_t step) {
+  if (armed_ || done_ || !captured_.empty() || step >= current_ || current_ + 3 > schedule_.start) return false;
+  current_ = step;
+  return true;
+}
+
 Boundary StepWindow::enter(std::optional<std::uint64_t> ended, std::uint64_t next) {
   Boundary b;
   b.ended = ended;
