@@ -28,8 +28,14 @@ class ForkedChildren(CaptureCase):
         self.assertEqual(all_files(self.trace_dir), ["0_chakra/rank-0.json", "0_kineto/rank-0.json"])
         cap = self.assert_valid_capture(list(range(3, 10)))
         self.assert_each_node_once(cap)
-        # Only the parent's summary line: children said nothing.
-        self.assertEqual(r.stderr.count("[chakrashim"), 1, r.stderr)
+        # Only the parent's summary line: children said nothing. (Beside it,
+        # the parent may say that the job waits for the write at exit: only
+        # where the write is not done by then, as under TSan on a loaded
+        # machine; a line about timing, not a child's.)
+        said = [l for l in r.stderr.splitlines()
+                if "[chakrashim" in l and "the job waits while chakrashim writes its traces" not in l]
+        self.assertEqual(len(said), 1, r.stderr)
+        self.assertIn("captured steps [3-9]", said[0])
 
     def run_in(self, cwd, trace_dir_value):
         """The fork job with CHAKRA_TRACE_DIR spelled `trace_dir_value`,
