@@ -550,7 +550,7 @@ TEST(KinetoTraceWriter, MetadataOfAWindowCutShortBySignal) {
   t.clock = "calibrated";
   t.truncated_at_ns = kT0 + 123456789;
   // From the steps: 1900 ns, above the gaps' 1032 (2350 gaps, median 627), 2 steps before.
-  t.recording_cost = RecordingCost{1900, true, 1032, 2350, 627, 1900, 2};
+  t.recording_cost = RecordingCost{1900, true, 1032, 2350, 627, 1900, 2, ""};
   const std::string text = write_standard_trace(t);
   const json doc = json::parse(text);
   const json& m = doc["chakrashim"];
