@@ -53,9 +53,12 @@ class DeepSpeedSteps(CaptureCase):
     plain = {}  # (zero, groups, gas) -> the job's lines without the shim
 
     def launch(self, zero, groups, gas, env):
+        # groups 0: the pipeline job (two groups, two micro-batches an iteration).
+        job = ["deepspeed_pipe_job.py", "--zero", str(zero)] if groups == 0 else \
+            ["deepspeed_job.py", "--zero", str(zero), "--groups", str(groups), "--gas", str(gas)]
         cmd = [DS_PY, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-addr", "127.0.0.1",
-               "--master-port", str(free_port()), os.path.join(JOBS, "deepspeed_job.py"), "--zero", str(zero),
-               "--groups", str(groups), "--gas", str(gas), "--iterations", str(ITERATIONS)]
+               "--master-port", str(free_port()), os.path.join(JOBS, job[0]), *job[1:],
+               "--iterations", str(ITERATIONS)]
         return run(cmd, {**env, **DS_ENV}, timeout=600)
 
     def capture(self, zero, groups, gas):
@@ -171,6 +174,11 @@ class DeepSpeedSteps(CaptureCase):
 
     def test_zero2_two_groups_gradient_accumulation(self):
         self.run_case(2, 2, gas=2)
+
+    def test_pipeline_zero1_two_groups(self):
+        # DeepSpeed's pipeline engine: train_batch() steps the model through
+        # _take_model_step, never engine.step().
+        self.run_case(1, 0)
 
 
 if __name__ == "__main__":

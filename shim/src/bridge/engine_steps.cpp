@@ -73,7 +73,8 @@ void* open_engine_step(void*, void* args) {
     while (!t_steps.empty() && !is_ancestor(t_steps.back().frame, frame)) t_steps.pop_back();
     std::unique_ptr<at::RecordFunction> record;
     Capture& capture = Capture::instance();
-    if (!capture.dead() && capture.counting_by_records()) {
+    // The model step inside engine.step() (both wrapped) nests: one record.
+    if (t_steps.empty() && !capture.dead() && capture.counting_by_records()) {
       record = std::make_unique<at::RecordFunction>(at::RecordScope::USER_SCOPE);
       if (record->isActive()) record->before(kRecordName);
       else record.reset();
@@ -116,19 +117,31 @@ import sys as _sys
 __builtins__ = _sys.modules["builtins"]
 wrapped = False
 _cls = getattr(_sys.modules.get("deepspeed.runtime.engine"), "DeepSpeedEngine", None)
+_pipe = getattr(_sys.modules.get("deepspeed.runtime.pipe.engine"), "PipelineEngine", None)
 _compiling = getattr(_sys.modules.get("torch.compiler"), "is_compiling", None)
-_orig = vars(_cls).get("step") if isinstance(_cls, type) else None
-if getattr(_orig, "__chakrashim_engine_step__", False):
-    wrapped = True
-elif callable(_orig) and callable(_compiling):
-    def _boundary(engine, _getattr=getattr):
-        managed = _getattr(engine, "managed_gradient_accumulation", None)
-        if managed is not None and not managed():
-            return True
-        at = _getattr(engine, "is_gradient_accumulation_boundary", None)
-        return at is None or bool(at())
 
-    def step(self, *args, __orig=_orig, __c=_compiling, __boundary=_boundary, __open=_open, __close=_close,
+
+def _boundary(engine, _getattr=getattr):
+    managed = _getattr(engine, "managed_gradient_accumulation", None)
+    if managed is not None and not managed():
+        return True
+    at = _getattr(engine, "is_gradient_accumulation_boundary", None)
+    return at is None or bool(at())
+
+
+def _always(engine):
+    return True
+
+
+# Wraps cls.name (its own, not an inherited one) once; True where it is ours.
+def _wrap(cls, name, boundary):
+    orig = vars(cls).get(name) if isinstance(cls, type) else None
+    if getattr(orig, "__chakrashim_engine_step__", False):
+        return True
+    if not callable(orig) or not callable(_compiling):
+        return False
+
+    def step(self, *args, __orig=orig, __c=_compiling, __boundary=boundary, __open=_open, __close=_close,
              **kwargs):
         if __c() or not __boundary(self):
             return __orig(self, *args, **kwargs)
@@ -137,12 +150,22 @@ elif callable(_orig) and callable(_compiling):
         __close(self)
         return out
 
-    for _a in ("__module__", "__name__", "__qualname__", "__doc__"):
-        setattr(step, _a, getattr(_orig, _a, None))
-    step.__wrapped__ = _orig
+    for a in ("__module__", "__name__", "__qualname__", "__doc__"):
+        setattr(step, a, getattr(orig, a, None))
+    step.__wrapped__ = orig
     step.__chakrashim_engine_step__ = True
-    setattr(_cls, "step", step)
+    setattr(cls, name, step)
+    return True
+
+
+if _wrap(_cls, "step", _boundary):
     wrapped = True
+    # The model step itself (always at a boundary): inside step() it nests
+    # and counts once; DeepSpeed's pipeline engine calls it from
+    # train_batch(), whose whole call is then the step (it aggregates the
+    # loss after the model step).
+    _wrap(_cls, "_take_model_step", _always)
+    _wrap(_pipe, "train_batch", _always)
 )PY";
 
 }  // namespace

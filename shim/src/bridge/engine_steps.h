@@ -18,6 +18,11 @@
 // callback counts and where the window's boundary acts: the engine step's
 // whole work is the step's optimizer phase, in both files.
 //
+// DeepSpeedEngine._take_model_step (always at a boundary) is wrapped the
+// same way and nests inside step(); DeepSpeed's pipeline engine never calls
+// step(): its PipelineEngine.train_batch() (one model step, and the loss
+// aggregated after it) is wrapped as the step.
+//
 // Other calls (micro-batches between boundaries), and calls under
 // torch.compiler.is_compiling(), go straight to DeepSpeed's. The wrapper
 // neither raises nor catches anything of its own: an exception from the
