@@ -140,10 +140,10 @@ void OptimizerHooks::note_optimizer(void* args, bool torch_optimizer) {
   const std::uint64_t step = outermost_steps_++;
   const auto found = pattern_.on_step(reinterpret_cast<std::uintptr_t>(optimizer), step);
   if (found && callbacks_.several_optimizers) callbacks_.several_optimizers(found->optimizers);
-  if (torch_optimizer && callbacks_.group_by_group) {
-    if (const auto at = pattern_.on_groups(reinterpret_cast<std::uintptr_t>(optimizer), first_group(optimizer), step))
-      callbacks_.group_by_group();
-  }
+  // Once told, its groups are not read again: nothing more per step.
+  if (torch_optimizer && callbacks_.group_by_group && !pattern_.groups_told() &&
+      pattern_.on_groups(reinterpret_cast<std::uintptr_t>(optimizer), first_group(optimizer), step))
+    callbacks_.group_by_group();
 }
 
 std::uint64_t OptimizerHooks::first_group(void* optimizer) {

@@ -37,6 +37,7 @@ class OptimizerPattern {
   // (A:g0, A:g1, A:g0). A job that replaces its groups for good (g0, g1,
   // g1) is not told; nor two optimizers in turn, each with its own groups.
   std::optional<std::uint64_t> on_groups(std::uint64_t id, std::uint64_t first_group, std::uint64_t step);
+  bool groups_told() const { return groups_told_; }
 
  private:
   struct Groups {
