@@ -45,52 +45,64 @@ empty=${empty:-$build/tests/preload/libchakra_bench_empty_preload.so}
 extra=()
 [ -f "$empty" ] && extra=(--empty-preload "$empty")
 status=0
-"$python" "$here/bench/bench_startup.py" --preload "$preload" "${extra[@]}" $quick || status=1
+failed=()
+# Runs one benchmark; a failure is remembered by name and said at the end, so
+# that the last lines of a CI log name the part that failed.
+part() {
+  local name=$1; shift
+  local rc=0
+  "$@" || rc=$?
+  if [ $rc -ne 0 ]; then status=1; failed+=("$name (exit $rc)"); fi
+}
+part startup "$python" "$here/bench/bench_startup.py" --preload "$preload" "${extra[@]}" $quick
 echo
 if "$python" -c 'import torch' 2>/dev/null && [ -f "$build/shim/libchakrashim_torch.so" ]; then
-  "$python" "$here/bench/bench_capture.py" --preload "$preload" $quick || status=1
+  part capture "$python" "$here/bench/bench_capture.py" --preload "$preload" $quick
   echo
-  "$python" "$here/bench/bench_spans.py" --preload "$preload" $quick || status=1
+  part spans "$python" "$here/bench/bench_spans.py" --preload "$preload" $quick
   if [ -z "$quick" ] && command -v valgrind >/dev/null; then
-    echo; "$python" "$here/bench/bench_spans.py" --preload "$preload" --instructions || status=1
+    echo; part spans "$python" "$here/bench/bench_spans.py" --preload "$preload" --instructions
   fi
   echo
   # Quick mode proves the script with the native ET, which runs every path
   # of the device-trace-only run too (one run of three jobs, not two).
   if [ -z "$quick" ]; then
-    "$python" "$here/bench/bench_memory.py" --preload "$preload" --cap 8M || status=1
+    part memory "$python" "$here/bench/bench_memory.py" --preload "$preload" --cap 8M
     echo
   fi
-  "$python" "$here/bench/bench_memory.py" --preload "$preload" --cap 8M --et native $quick || status=1
+  part memory "$python" "$here/bench/bench_memory.py" --preload "$preload" --cap 8M --et native $quick
   echo
-  "$python" "$here/bench/bench_et.py" --preload "$preload" $quick || status=1
+  part et "$python" "$here/bench/bench_et.py" --preload "$preload" $quick
 else
   echo "bench: no torch or no bridge: the capture benchmark is skipped"
 fi
 # Further benchmarks are appended below, each after an empty line.
 if "$python" -c 'import torch' 2>/dev/null && [ -f "$build/shim/libchakrashim_torch.so" ]; then
   # A window's boundaries on a 2-rank gloo job (issue #34).
-  echo; "$python" "$here/bench/bench_window_end.py" --preload "$preload" $quick || status=1
+  echo; part window_end "$python" "$here/bench/bench_window_end.py" --preload "$preload" $quick
 fi
 if "$python" -c 'import torch' 2>/dev/null && [ -f "$build/shim/libchakrashim_torch.so" ]; then
-  echo; "$python" "$here/bench/bench_trigger.py" --preload "$preload" \
-    --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" $quick || status=1
+  echo; part trigger "$python" "$here/bench/bench_trigger.py" --preload "$preload" \
+    --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" $quick
 fi
-echo; "$python" "$here/bench/bench_check.py" --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" $quick || status=1
-echo; "$python" "$here/bench/bench_link.py" --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" $quick || status=1
-echo; "$python" "$here/bench/bench_convert.py" --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" $quick || status=1
+echo; part check "$python" "$here/bench/bench_check.py" --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" $quick
+echo; part link "$python" "$here/bench/bench_link.py" --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" $quick
+echo; part convert "$python" "$here/bench/bench_convert.py" --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" $quick
 # Fidelity of convert's output in ASTRA-sim (issue #36): the bundled example's
 # 5-step window, simulated (ASTRA_SIM_BIN, else summed durations) against runs
 # without the shim.
 if "$python" -c 'import torch' 2>/dev/null && [ -f "$build/shim/libchakrashim_torch.so" ]; then
-  echo; "$python" "$here/bench/bench_simulate.py" --preload "$preload" \
-    --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" --calibrate $quick || status=1
+  echo; part simulate "$python" "$here/bench/bench_simulate.py" --preload "$preload" \
+    --cli "${CHAKRASHIM_TEST_CLI:-$build/tools/chakrashim}" --calibrate $quick
 fi
 # The CUPTI collector's decode and write rates on synthetic records.
 decode_bench=$build/tests/chakrashim_bench_decode
 if [ -x "$decode_bench" ]; then
-  echo; "$decode_bench" --kernels "$([ -n "$quick" ] && echo 100000 || echo 1000000)" || status=1
+  echo; part decode "$decode_bench" --kernels "$([ -n "$quick" ] && echo 100000 || echo 1000000)"
 else
   echo; echo "bench: no $decode_bench (tests not built): the CUPTI decode benchmark is skipped"
+fi
+if [ ${#failed[@]} -gt 0 ]; then
+  echo; echo "bench: failed: ${failed[*]}" >&2
 fi
 exit $status

@@ -52,6 +52,11 @@ def run(kind, args, tmp, i):
                    CHAKRA_LOG_LEVEL="warn")
         if kind.startswith("modules"):
             env["CHAKRA_MODULE_SCOPES"] = "1"
+        # Every shim run measured with its hooks in, as a job whose steps
+        # take longer than this loop's first few would have them: a window
+        # of 30 short steps can end before the hooks' thread gets the GIL
+        # on a loaded machine (CI: "the modules run recorded no module scope").
+        cmd.append("--wait-for-hooks")
         far = str(10 ** 9)
         if kind == "ondemand":
             env["CHAKRA_ON_DEMAND"] = "1"
@@ -117,6 +122,11 @@ def count_instructions(kind, args, tmp, lib, floor_lib=None):
                    CHAKRA_TRACE_DIR=os.path.join(tmp, f"traces-cg-{kind}"), CHAKRA_LOG_LEVEL="warn")
         if kind.startswith("modules"):
             env["CHAKRA_MODULE_SCOPES"] = "1"
+        # Every shim run measured with its hooks in, as a job whose steps
+        # take longer than this loop's first few would have them: a window
+        # of 30 short steps can end before the hooks' thread gets the GIL
+        # on a loaded machine (CI: "the modules run recorded no module scope").
+        cmd.append("--wait-for-hooks")
         if kind == "ondemand":
             env["CHAKRA_ON_DEMAND"] = "1"
         else:
