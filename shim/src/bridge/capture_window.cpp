@@ -126,12 +126,9 @@ void Capture::arm() {
     step_handle_ = register_step_callback();
     rf_counting_.store(true);
   }
-  op_span_handle_ = register_op_span_callback();
-  // After the op-span callback: the native recorder's end callback runs
-  // after the span's end, and then runs the deferred boundary.
-  host_.add_end_callback([](const at::RecordFunction& fn) {
-    Capture::instance().on_recorder_op_end(fn);
-  });
+  // With the native ET recorder, one callback takes both the span and the
+  // ET records, and runs the deferred boundary after the ET's end record.
+  op_span_handle_ = host_.native() ? register_op_callback_with_et() : register_op_span_callback();
   if (!signals_.start(kSignalGrace, [this](int sig) { finalize_for_signal(sig); },
                       [this] { wait_for_writer(); })) {
     log_warn("cannot watch for SIGTERM/SIGINT in the window: a signal would lose the traces");
@@ -150,11 +147,22 @@ void Capture::arm() {
 
 void Capture::recount_engine_steps(std::uint64_t global_steps) {
   std::uint64_t counted = 0;
+  auto recount = window::StepWindow::Recount::not_needed;
   {
     CaptureLock lock(mutex_);
     if (dead() || exiting_.load() || !scheduler_.configured() || scheduler_.on_demand()) return;
     counted = scheduler_.window().current();
-    if (!scheduler_.window().recount(global_steps)) return;
+    recount = scheduler_.window().recount(global_steps);
+  }
+  if (recount == window::StepWindow::Recount::not_needed) return;
+  if (recount == window::StepWindow::Recount::refused) {
+    // Too late to move the count (the window is armed, has captured, or is
+    // less than three steps away): the steps stay ours, and are flagged.
+    log_warn("counted " + std::to_string(counted) + " steps before DeepSpeed's engine step was seen (its inner "
+             "optimizer's, one per parameter group), but the engine has taken " + std::to_string(global_steps) +
+             ": too near the window to count again, so the captured steps are numbered from chakrashim's count, "
+             "not engine.global_steps; set CHAKRA_START_STEP later, or CHAKRA_STEP_MARKER");
+    return;
   }
   log_info("counted " + std::to_string(counted) + " steps before DeepSpeed's engine step was seen (its inner "
            "optimizer's, one per parameter group); the engine has taken " + std::to_string(global_steps) +

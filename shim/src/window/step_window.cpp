@@ -34,10 +34,11 @@ Boundary StepWindow::step_ended() {
   return enter(ended, ended + 1);
 }
 
-bool StepWindow::recount(std::uint64_t step) {
-  if (armed_ || done_ || !captured_.empty() || step >= current_ || current_ + 3 > schedule_.start) return false;
+StepWindow::Recount StepWindow::recount(std::uint64_t step) {
+  if (step >= current_) return Recount::not_needed;
+  if (armed_ || done_ || !captured_.empty() || current_ + 3 > schedule_.start) return Recount::refused;
   current_ = step;
-  return true;
+  return Recount::moved;
 }
 
 Boundary StepWindow::enter(std::optional<std::uint64_t> ended, std::uint64_t next) {

@@ -67,12 +67,13 @@ class StepWindow {
 
   // The steps counted so far were too many (a DeepSpeed job's inner
   // optimizer steps, counted one per parameter group before the engine's
-  // step was known, issue #54): the step in progress becomes `step`. Only
-  // well before the window: false, and nothing changed, once a window was
-  // armed or captured, when `step` is not below the step in progress, or
-  // when the window's first step is less than three steps away (its
-  // folders may be prepared at the step before).
-  bool recount(std::uint64_t step);
+  // step was known, issue #54): the step in progress becomes `step`
+  // (moved). Nothing changes when `step` is not below the step in progress
+  // (not_needed), nor, refused, once a window was armed or captured or when
+  // the window's first step is less than three steps away (its folders may
+  // be prepared at the step before): the caller then flags the count.
+  enum class Recount { moved, not_needed, refused };
+  Recount recount(std::uint64_t step);
 
   std::uint64_t current() const { return current_; }
   Phase phase() const { return phase_of(schedule_, current_); }
