@@ -244,7 +244,7 @@ void Capture::step_end_locked(const at::RecordFunction& fn) {
 }
 
 void Capture::on_op_end(const at::RecordFunction& fn, std::int64_t end_ns) {
-  // The native recorder's end callback runs after ours, and calls
+  // The native recorder's end record comes after the span's, and
   // on_recorder_op_end then.
   if (EtRecorder::instance().ends_ops()) return;
   run_pending_boundary(fn, end_ns);

@@ -100,9 +100,10 @@ class Capture {
   static bool this_thread_holds_lock();
   std::uint64_t next_external_id() { return external_id_.fetch_add(1, std::memory_order_relaxed); }
   // The record `fn` ended at `end_ns`; runs a deferred boundary if it is its
-  // (unless the native ET recorder's end callback, which runs later, does).
+  // (unless the native ET recorder ends ops: its end record, later in the
+  // same callback, is followed by on_recorder_op_end).
   void on_op_end(const at::RecordFunction& fn, std::int64_t end_ns);
-  // From the native recorder's end callback, after it recorded `fn`'s end.
+  // After the native recorder recorded `fn`'s end (callbacks.cpp, op_end_with_et).
   void on_recorder_op_end(const at::RecordFunction& fn);
 
   // The process is exiting (atexit, registered after the ET's add).

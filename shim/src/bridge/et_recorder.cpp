@@ -387,6 +387,17 @@ void EtRecorder::add(MemoryBudget* budget) {
   start_handle_ = at::addGlobalCallback(
       at::RecordFunctionCallback(&on_start).needsInputs(true).needsIds(true));
   at::disableCallback(start_handle_);
+  added_.store(true, std::memory_order_release);
+}
+
+void EtRecorder::add_shared(MemoryBudget* budget) {
+  if (added()) return;
+  budget_ = budget;
+  header_.pid = static_cast<std::int64_t>(::getpid());
+  header_.time = local_time_text();
+  header_.start_ts = steady_ms();
+  shared_.store(true, std::memory_order_release);
+  added_.store(true, std::memory_order_release);
 }
 
 void EtRecorder::add_end_callback() {
@@ -398,13 +409,13 @@ void EtRecorder::add_end_callback() {
 void EtRecorder::enable() {
   if (!added() || dead_.load() || enabled()) return;
   enabled_.store(true, std::memory_order_release);
-  at::reenableCallback(start_handle_);
+  if (start_handle_ != at::INVALID_CALLBACK_HANDLE) at::reenableCallback(start_handle_);
 }
 
 void EtRecorder::disable() {
   if (!enabled()) return;
   enabled_.store(false, std::memory_order_release);
-  at::disableCallback(start_handle_);
+  if (start_handle_ != at::INVALID_CALLBACK_HANDLE) at::disableCallback(start_handle_);
   // An edge: the writer closes here what is open then (EtHeader::edges).
   // Every record taken after this store has a larger sequence number.
   header_.edges.push_back(seq_.fetch_add(1, std::memory_order_relaxed));
@@ -413,8 +424,10 @@ void EtRecorder::disable() {
 void EtRecorder::remove() {
   if (!added()) return;
   disable();
-  at::removeCallback(start_handle_);
+  if (start_handle_ != at::INVALID_CALLBACK_HANDLE) at::removeCallback(start_handle_);
   start_handle_ = at::INVALID_CALLBACK_HANDLE;
+  added_.store(false, std::memory_order_release);
+  shared_.store(false, std::memory_order_release);
   const at::CallbackHandle end = end_handle_.exchange(at::INVALID_CALLBACK_HANDLE);
   if (end != at::INVALID_CALLBACK_HANDLE) at::removeCallback(end);
   header_.finish_ts = steady_ms();

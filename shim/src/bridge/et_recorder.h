@@ -84,15 +84,23 @@ class EtRecorder {
   void add(MemoryBudget* budget);
   // Registers the end callback; after the op-span callback.
   void add_end_callback();
+  // Instead of add() and add_end_callback(): no callback of its own; the
+  // op-span callback calls record_start() before the span's start and
+  // record_end() after its end (callbacks.h, register_op_callback_with_et):
+  // one RecordFunction callback an op instead of three (issue #52).
+  void add_shared(MemoryBudget* budget);
   void enable();
   void disable();
   // Disables and unregisters both callbacks; the records stay for take().
   void remove();
-  bool added() const { return start_handle_ != at::INVALID_CALLBACK_HANDLE; }
+  bool added() const { return added_.load(std::memory_order_acquire); }
   // Acquire: what add() set (the budget) is seen by a recording thread.
   bool enabled() const { return enabled_.load(std::memory_order_acquire); }
-  // Whether the end callback is registered (it then runs the boundary).
-  bool ends_ops() const { return end_handle_.load() != at::INVALID_CALLBACK_HANDLE; }
+  // Whether an op's end reaches the recorder after its span's end (its own
+  // end callback, or the shared one): the boundary is run from there.
+  bool ends_ops() const {
+    return shared_.load(std::memory_order_acquire) || end_handle_.load() != at::INVALID_CALLBACK_HANDLE;
+  }
   // Moves every thread's records out, with the header (after remove()).
   EtRecords take();
   // In a forked child: never record again, never touch a buffer (another
@@ -121,6 +129,8 @@ class EtRecorder {
 
   std::atomic<bool> enabled_{false};
   std::atomic<bool> dead_{false};
+  std::atomic<bool> added_{false};
+  std::atomic<bool> shared_{false};  // add_shared: the op-span callback records
   std::atomic<std::uint64_t> seq_{1};
   std::atomic<std::uint64_t> refused_{0};
   MemoryBudget* budget_ = nullptr;

@@ -35,7 +35,8 @@ bool HostTrace::add(const std::string& partial_path, MemoryBudget* budget, std::
   if (!on_) return false;
   if (native_) {
     // Nothing is open on the claimed .partial: the writer thread writes it.
-    EtRecorder::instance().add(budget);
+    // Its records are taken by the op-span callback (register_op_callback_with_et).
+    EtRecorder::instance().add_shared(budget);
   } else if (!observer_.add(partial_path, error)) {
     on_ = false;
     state_ = "failed: " + error;
@@ -48,12 +49,6 @@ bool HostTrace::add(const std::string& partial_path, MemoryBudget* budget, std::
     log_warn("cannot find the Execution Trace's descriptor: a child forked in the window could "
              "write into it (chakrashim check reports that as duplicate node ids)");
   return true;
-}
-
-void HostTrace::add_end_callback(void (*after_end)(const at::RecordFunction&)) {
-  if (!native()) return;
-  EtRecorder::set_after_end(after_end);
-  EtRecorder::instance().add_end_callback();
 }
 
 bool HostTrace::start_recording() {

@@ -44,9 +44,6 @@ class HostTrace {
   // observer opens `partial_path`; the native recorder's writer thread
   // writes it later). False, with the reason in `error`, and the ET off.
   bool add(const std::string& partial_path, MemoryBudget* budget, std::string& error);
-  // After the op-span callback is registered: the native recorder's end
-  // callback, which then runs `after_end` (the deferred boundary).
-  void add_end_callback(void (*after_end)(const at::RecordFunction&));
   // The window's active steps begin: true if the ET records now.
   bool start_recording();
   // They end, or the memory cap stops the ET.

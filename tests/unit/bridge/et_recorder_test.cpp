@@ -152,6 +152,45 @@ TEST(EtRecorderTake, AThreadThatRecordsWhileTakeWaitsStartsItsCachesOverAfter) {
   EXPECT_EQ(second.threads[0].strings[0], kSame);
 }
 
+// --- one callback an op (issue #52) --------------------------------------
+// add_shared: the recorder registers nothing of its own (the op-span
+// callback records for it), yet says it ends ops (the deferred boundary is
+// run after its end record), and records what it is handed while enabled.
+std::size_t function_callbacks() {
+  return at::getStepCallbacks(at::RecordScope::FUNCTION).callbacks_.size();
+}
+
+TEST(EtRecorderShared, RegistersNoCallbackOfItsOwnAndRecordsWhatItIsHanded) {
+  ensure_active_callback();
+  EtRecorder& recorder = EtRecorder::instance();
+  recorder.take();  // whatever an earlier test left
+  const std::size_t before = function_callbacks();
+  recorder.add_shared(nullptr);
+  ASSERT_TRUE(recorder.added());
+  EXPECT_TRUE(recorder.ends_ops());
+  recorder.enable();
+  ASSERT_TRUE(recorder.enabled());
+  EXPECT_EQ(function_callbacks(), before) << "add_shared registered a callback of its own";
+  record("chakrashim_test::shared");
+  recorder.remove();
+  EXPECT_FALSE(recorder.added());
+  EXPECT_FALSE(recorder.ends_ops());
+  EXPECT_EQ(function_callbacks(), before);
+  const EtRecords records = recorder.take();
+  ASSERT_EQ(records.threads.size(), 1u);
+  ASSERT_EQ(records.threads[0].strings.size(), 1u);
+  EXPECT_EQ(records.threads[0].strings[0], "chakrashim_test::shared");
+
+  // The recorder's own callbacks, for contrast: two more (start and end).
+  recorder.add(nullptr);
+  recorder.add_end_callback();
+  recorder.enable();
+  EXPECT_EQ(function_callbacks(), before + 2);
+  recorder.remove();
+  EXPECT_EQ(function_callbacks(), before);
+  recorder.take();
+}
+
 // --- fork ------------------------------------------------------------------
 // Not under a sanitizer: its runtime owns operator new, and TSan ends a
 // child forked from a threaded process (die_after_fork).
