@@ -378,12 +378,16 @@ void EtRecorder::set_after_end(void (*after_end)(const at::RecordFunction&)) {
   g_after_end = after_end;
 }
 
-void EtRecorder::add(MemoryBudget* budget) {
-  if (added()) return;
+void EtRecorder::begin(MemoryBudget* budget) {
   budget_ = budget;
   header_.pid = static_cast<std::int64_t>(::getpid());
   header_.time = local_time_text();
   header_.start_ts = steady_ms();
+}
+
+void EtRecorder::add(MemoryBudget* budget) {
+  if (added()) return;
+  begin(budget);
   start_handle_ = at::addGlobalCallback(
       at::RecordFunctionCallback(&on_start).needsInputs(true).needsIds(true));
   at::disableCallback(start_handle_);
@@ -392,10 +396,7 @@ void EtRecorder::add(MemoryBudget* budget) {
 
 void EtRecorder::add_shared(MemoryBudget* budget) {
   if (added()) return;
-  budget_ = budget;
-  header_.pid = static_cast<std::int64_t>(::getpid());
-  header_.time = local_time_text();
-  header_.start_ts = steady_ms();
+  begin(budget);
   shared_.store(true, std::memory_order_release);
   added_.store(true, std::memory_order_release);
 }

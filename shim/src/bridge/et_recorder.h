@@ -117,6 +117,8 @@ class EtRecorder {
  private:
   struct ThreadBuffer;
   struct Lease;
+  // add()'s and add_shared()'s common part: the budget and the header.
+  void begin(MemoryBudget* budget);
   ThreadBuffer& local();
   // A recording thread ends: its buffer, records and all, goes to the next
   // thread that records (Lease's destructor).
