@@ -70,6 +70,27 @@ TEST(OptimizerPattern, ThreeGroupsAreToldAtTheFourthStep) {
   EXPECT_EQ(*d, 3u);
 }
 
+// Issue #52: the groups are read over the job's first steps only (each
+// read costs the job's step outside the window); a pattern that begins
+// later is not watched for, and the hooks stop reading.
+TEST(OptimizerPattern, GroupsAreWatchedOverTheFirstStepsOnly) {
+  OptimizerPattern p;
+  constexpr std::uint64_t last = OptimizerPattern::kGroupSteps - 1;
+  EXPECT_TRUE(p.groups_watched(0));
+  EXPECT_TRUE(p.groups_watched(last));
+  EXPECT_FALSE(p.groups_watched(last + 1));
+  for (std::uint64_t step = 0; step < 2 * OptimizerPattern::kGroupSteps; ++step) {
+    const std::uint64_t group = step <= last ? 100 : (step % 2 ? 200 : 100);  // cycles from step 256 on
+    EXPECT_FALSE(p.on_groups(7, group, step)) << "told at step " << step;
+  }
+  // The same cycle within the first steps is told.
+  OptimizerPattern q;
+  EXPECT_FALSE(q.on_groups(7, 100, last - 2));
+  EXPECT_FALSE(q.on_groups(7, 200, last - 1));
+  EXPECT_EQ(q.on_groups(7, 100, last), last);
+  EXPECT_FALSE(q.groups_watched(0)) << "told: nothing more to read";
+}
+
 TEST(OptimizerPattern, TheSameGroupsEveryStepAreNeverTold) {
   EXPECT_FALSE(feed_groups({{7, 100}, {7, 100}, {7, 100}, {7, 100}}));
 }

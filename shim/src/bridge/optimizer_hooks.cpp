@@ -140,8 +140,9 @@ void OptimizerHooks::note_optimizer(void* args, bool torch_optimizer) {
   const std::uint64_t step = outermost_steps_++;
   const auto found = pattern_.on_step(reinterpret_cast<std::uintptr_t>(optimizer), step);
   if (found && callbacks_.several_optimizers) callbacks_.several_optimizers(found->optimizers);
-  // Once told, its groups are not read again: nothing more per step.
-  if (torch_optimizer && callbacks_.group_by_group && !pattern_.groups_told() &&
+  // Once told, or past the job's first steps, its groups are not read
+  // again: nothing more per step.
+  if (torch_optimizer && callbacks_.group_by_group && pattern_.groups_watched(step) &&
       pattern_.on_groups(reinterpret_cast<std::uintptr_t>(optimizer), first_group(optimizer), step))
     callbacks_.group_by_group();
 }

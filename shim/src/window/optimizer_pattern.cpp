@@ -17,7 +17,7 @@ std::optional<OptimizerPattern::Detection> OptimizerPattern::on_step(std::uint64
 
 std::optional<std::uint64_t> OptimizerPattern::on_groups(std::uint64_t id, std::uint64_t first_group,
                                                          std::uint64_t step) {
-  if (groups_told_ || first_group == 0) return std::nullopt;
+  if (!groups_watched(step) || first_group == 0) return std::nullopt;
   auto it = std::find_if(groups_.begin(), groups_.end(), [id](const Groups& g) { return g.optimizer == id; });
   if (it == groups_.end()) {
     if (groups_.size() < kRemembered) groups_.push_back({id, first_group, {}});
