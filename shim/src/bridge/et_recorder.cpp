@@ -1,6 +1,5 @@
 #include "bridge/et_recorder.h"
 
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -89,42 +88,6 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
 }
 
 }  // namespace
-
-// --- RecordChunk -------------------------------------------------------------
-
-RecordChunk::RecordChunk(std::size_t capacity) {
-  void* p = ::mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) throw std::bad_alloc();
-  base_ = static_cast<std::uint8_t*>(p);
-  capacity_ = capacity;
-}
-
-RecordChunk::~RecordChunk() {
-  if (base_) ::munmap(base_, capacity_);
-}
-
-RecordChunk::RecordChunk(RecordChunk&& o) noexcept
-    : base_(o.base_), capacity_(o.capacity_), used_(o.used_) {
-  o.base_ = nullptr;
-  o.capacity_ = o.used_ = 0;
-}
-
-RecordChunk& RecordChunk::operator=(RecordChunk&& o) noexcept {
-  if (this != &o) {
-    if (base_) ::munmap(base_, capacity_);
-    base_ = o.base_;
-    capacity_ = o.capacity_;
-    used_ = o.used_;
-    o.base_ = nullptr;
-    o.capacity_ = o.used_ = 0;
-  }
-  return *this;
-}
-
-void RecordChunk::append(const std::uint8_t* p, std::size_t n) {
-  std::memcpy(base_ + used_, p, n);
-  used_ += n;
-}
 
 std::vector<writers::EtThreadStream> EtRecords::streams() const {
   std::vector<writers::EtThreadStream> out;
@@ -357,8 +320,9 @@ EtRecorder::ThreadBuffer& EtRecorder::local() {
       free_.pop_back();
     } else {
       auto buffer = std::make_shared<ThreadBuffer>();
-      // One record's worth, once: encoding then never reallocates.
-      buffer->scratch.reserve(16384);
+      // One record's worth, once, as room the encoder writes into: encoding
+      // then never reallocates (a larger record grows it, and it stays).
+      buffer->scratch.resize(16384);
       buffers_.push_back(buffer);
       lease.buffer = std::move(buffer);
     }
@@ -461,9 +425,8 @@ void EtRecorder::silence_in_forked_child() {
   enabled_.store(false, std::memory_order_relaxed);
 }
 
-bool EtRecorder::commit(ThreadBuffer& b) {
+bool EtRecorder::commit(ThreadBuffer& b, std::size_t n) {
   auto& chunks = b.records.chunks;
-  const std::size_t n = b.scratch.size();
   std::uint64_t charge = b.new_bytes;
   b.new_bytes = 0;
   const bool fresh = chunks.empty() || !chunks.back().fits(n);
@@ -487,8 +450,7 @@ void EtRecorder::encode_record(Encode&& encode) {
   ThreadBuffer& b = local();
   std::lock_guard<std::mutex> lock(b.mutex);
   if (b.caches_stale) b.reset_caches();
-  b.scratch.clear();
-  et::Encoder e(b.scratch);
+  et::Encoder e(b.scratch, et::Encoder::Scratch{});
   try {
     encode(e, b);
     e.close();
@@ -497,7 +459,7 @@ void EtRecorder::encode_record(Encode&& encode) {
     // this op gets no node.
     return;
   }
-  commit(b);
+  commit(b, e.size());
 }
 
 void EtRecorder::record_start(const at::RecordFunction& fn) {

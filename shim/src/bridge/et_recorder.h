@@ -31,32 +31,11 @@
 
 #include <ATen/record_function.h>
 
+#include "bridge/record_chunk.h"
 #include "chakrashim/memory_budget.h"
 #include "writers/et_json_writer.h"
 
 namespace chakrashim::bridge {
-
-// A block of records in pages of our own (page_allocator.h says why not
-// malloc's heap). Movable, never copied.
-class RecordChunk {
- public:
-  explicit RecordChunk(std::size_t capacity);
-  ~RecordChunk();
-  RecordChunk(RecordChunk&& other) noexcept;
-  RecordChunk& operator=(RecordChunk&& other) noexcept;
-  RecordChunk(const RecordChunk&) = delete;
-  RecordChunk& operator=(const RecordChunk&) = delete;
-
-  bool fits(std::size_t n) const { return used_ + n <= capacity_; }
-  void append(const std::uint8_t* p, std::size_t n);
-  const std::uint8_t* data() const { return base_; }
-  std::size_t size() const { return used_; }
-
- private:
-  std::uint8_t* base_ = nullptr;
-  std::size_t capacity_ = 0;
-  std::size_t used_ = 0;
-};
 
 // One thread's records, as taken at the window's end.
 struct EtThreadRecords {
@@ -123,8 +102,9 @@ class EtRecorder {
   // A recording thread ends: its buffer, records and all, goes to the next
   // thread that records (Lease's destructor).
   void release(std::shared_ptr<ThreadBuffer> buffer);
-  // Appends the thread's scratch record; false if the budget refused.
-  bool commit(ThreadBuffer& b);
+  // Appends the thread's scratch record (its first `n` bytes); false if
+  // the budget refused.
+  bool commit(ThreadBuffer& b, std::size_t n);
   // Runs encode(Encoder&, ThreadBuffer&) for one record and commits it.
   template <typename Encode>
   void encode_record(Encode&& encode);
