@@ -69,12 +69,14 @@ class Encoder {
   // copy (a std::vector insert per field was about 1,900 instructions an
   // op on the recorder's path, issue #52); `out` is cut to what was written
   // at close() and when the encoder goes.
-  explicit Encoder(std::vector<std::uint8_t>& out) : out_(out), size_(out.size()) {}
+  explicit Encoder(std::vector<std::uint8_t>& out)
+      : out_(out), base_(out.data()), room_(out.size()), size_(out.size()) {}
   // A scratch for one record at a time: written from its start, its bytes
   // kept as room for the next record (never cut); the record is the first
   // size() bytes.
   struct Scratch {};
-  Encoder(std::vector<std::uint8_t>& scratch, Scratch) : out_(scratch), reuse_(true) {}
+  Encoder(std::vector<std::uint8_t>& scratch, Scratch)
+      : out_(scratch), base_(scratch.data()), room_(scratch.size()), reuse_(true) {}
   ~Encoder() {
     if (!reuse_) out_.resize(size_);
   }
@@ -90,7 +92,7 @@ class Encoder {
   }
   void close() {
     const auto size = static_cast<std::uint32_t>(size_ - start_);
-    std::memcpy(out_.data() + start_, &size, sizeof size);
+    std::memcpy(base_ + start_, &size, sizeof size);
     if (!reuse_) out_.resize(size_);
   }
 
@@ -100,8 +102,8 @@ class Encoder {
   __attribute__((always_inline)) void i64(std::int64_t v) { put(v); }
   __attribute__((always_inline)) void f64(double v) { put(v); }
   void raw(const void* p, std::size_t n) {
-    if (out_.size() - size_ < n) grow(n);
-    std::memcpy(out_.data() + size_, p, n);
+    if (room_ - size_ < n) grow(n);
+    std::memcpy(base_ + size_, p, n);
     size_ += n;
   }
   // Reserves a u32 to patch later (a list's count, known after its items).
@@ -110,7 +112,7 @@ class Encoder {
     u32(0);
     return at;
   }
-  void patch_u32(std::size_t at, std::uint32_t v) { std::memcpy(out_.data() + at, &v, sizeof v); }
+  void patch_u32(std::size_t at, std::uint32_t v) { std::memcpy(base_ + at, &v, sizeof v); }
   void value_kind(ValueKind k) { u8(static_cast<std::uint8_t>(k)); }
   // Bytes written so far (out's size once closed, but for a Scratch).
   std::size_t size() const { return size_; }
@@ -119,14 +121,23 @@ class Encoder {
   // A fixed-size field: the copy is a store, not a call to memcpy.
   template <typename T>
   __attribute__((always_inline)) void put(T v) {
-    if (out_.size() - size_ < sizeof v) grow(sizeof v);
-    std::memcpy(out_.data() + size_, &v, sizeof v);
+    if (room_ - size_ < sizeof v) grow(sizeof v);
+    std::memcpy(base_ + size_, &v, sizeof v);
     size_ += sizeof v;
   }
   // Rare (the scratch keeps its size between records).
-  void grow(std::size_t n) { out_.resize(std::max(2 * out_.size(), size_ + n + 256)); }
+  void grow(std::size_t n) {
+    out_.resize(std::max(2 * out_.size(), size_ + n + 256));
+    base_ = out_.data();
+    room_ = out_.size();
+  }
 
+  // out_'s bytes and length, kept here: only grow() changes them while the
+  // encoder lives, and reading the vector's own at every field cost more
+  // than the field.
   std::vector<std::uint8_t>& out_;
+  std::uint8_t* base_ = nullptr;
+  std::size_t room_ = 0;
   std::size_t size_ = 0;  // bytes written; out_ may be longer (room to write)
   std::size_t start_ = 0;
   bool reuse_ = false;
