@@ -204,6 +204,18 @@ def batches():
             yield x, y
     from torch.utils.data import DataLoader, TensorDataset
     ctx = "spawn" if "spawn" in args.kind else "fork"
+    if ctx == "spawn":
+        # A spawned worker runs the main script again unless told where
+        # __main__ lives by name, and this script has no main guard: every
+        # worker then trained a model of its own, started loaders of its own
+        # during its bootstrap and died of it, with or without the shim
+        # (found by seeds 33008 and 33019, whose workers also left their
+        # windows' claimed files when their tick timer killed them at exit).
+        # Nothing the workers unpickle comes from __main__ (the dataset is
+        # torch's, the init function soak_worker's), so they need none of it.
+        import __main__
+        if getattr(__main__, "__spec__", None) is None and hasattr(__main__, "__file__"):
+            del __main__.__file__
     data = TensorDataset(x.repeat(4, 1), y.repeat(4, 1))
     import functools
     import soak_worker  # beside this file; a spawned worker imports it by name
