@@ -48,6 +48,11 @@ class LauncherCase(CaptureCase):
         ours, but every retry is printed)."""
         if "Gloo connectFullMesh failed" in r.stderr:
             return "gloo connectFullMesh"
+        if "EADDRINUSE" in r.stderr:
+            # Another process took MASTER_PORT between free_port() and the
+            # store's listen (once in CI, before free_port drew from below
+            # the ephemeral range): a new port, from a clean folder.
+            return "the store's port was taken (EADDRINUSE)"
         if ("terminate called without an active exception" in r.stderr
                 and "captured steps" in r.stderr):
             return "a worker aborted at teardown (terminate without an active exception)"

@@ -11,6 +11,7 @@ import atexit
 import glob
 import os
 import pty
+import random
 import re
 import shutil
 import signal
@@ -144,9 +145,32 @@ def run(cmd, env, timeout=120, **kw):
 
 
 def free_port():
-    """A TCP port on the loopback that nothing listens on now (a job's
-    MASTER_PORT; another process may still take it before the job does)."""
-    with socket.socket() as s:
+    """A TCP port on the loopback that nothing uses now (a job's MASTER_PORT).
+
+    Drawn below the kernel's ephemeral range (ip_local_port_range, 32768 and
+    up by default), not by binding port 0: a port from that range is also
+    what the kernel hands out as the source port of an outgoing connection,
+    and gloo opens dozens on loopback, so another test's job took a port
+    between this check and the store's listen once in CI (EADDRINUSE in
+    init_process_group). Another test may still draw the same port (about 1
+    in 12,000 per pair), which LauncherCase retries."""
+    low = 32768
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    high = max(min(low, 32768) - 1, 20001)
+    rng = random.SystemRandom()
+    for _ in range(200):
+        port = rng.randrange(20000, high)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    with socket.socket() as s:  # a crowded machine: the old way
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 

@@ -163,6 +163,7 @@ class SimulateCommand(unittest.TestCase):
         self.assertEqual(ct.run([ct.CLI, "convert", root], env=ct.clean_env(), timeout=300).returncode, 0)
         folder = os.path.join(root, "0_et")
         expected = self.expected_ns(os.path.join(folder, "rank.0.et"))
+        expected_1 = self.expected_ns(os.path.join(folder, "rank.1.et"))
         r = self.simulate(folder, cycles={0: expected * 1.5})
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertNotIn("chakrashim convert", r.stdout)  # the .et were there: not converted again
@@ -173,7 +174,9 @@ class SimulateCommand(unittest.TestCase):
         kept = re.search(r"ASTRA-sim's configuration and output \(astra-sim.log\) are in (\S+)", r.stdout)
         self.assertTrue(kept and os.path.exists(os.path.join(kept.group(1), "astra-sim.log")), r.stdout)
         # A wider band accepts rank 0.
-        r = self.simulate(folder, "--tolerance", "60", cycles={0: expected * 1.5, 1: expected})
+        # (Each rank against its own expected window: a loaded capture's ranks
+        # differ, 4.5 ms against 11 ms once in CI.)
+        r = self.simulate(folder, "--tolerance", "60", cycles={0: expected * 1.5, 1: expected_1})
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
     def test_astra_sim_that_fails_shows_its_last_lines(self):
