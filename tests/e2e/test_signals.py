@@ -398,6 +398,59 @@ class CtrlCAtExit(CaptureCase):
         self.assertNotIn("captured steps", err)
 
 
+class CtrlCDuringPythonsTeardown(CaptureCase):
+    """A Ctrl-C (or SIGTERM) after the job's last line, while Python tears its
+    modules down, with the window still open (it is written from the C
+    atexit handlers, after that teardown). Python's finalization had put
+    SIGINT back to the default before the teardown, over our handler: the
+    process died at once and the window's files stayed .partial (the soak's
+    seeds 33008, 33019). Now the signal waits for the files, then ends the
+    process as the default does. The job's __del__ says when the teardown
+    runs and then sleeps: no race against the machine's speed."""
+
+    def run_and_signal(self, sig, *flags):
+        env = job_env(self.trace_dir, CHAKRA_START_STEP=1, CHAKRA_END_STEP=100)
+        proc = subprocess.Popen([PYTHON, os.path.join(JOBS, "slow_teardown.py"), "4", *flags], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        err = []
+        import threading
+        reader = threading.Thread(target=lambda: err.extend(iter(proc.stderr.readline, "")))
+        reader.start()
+        deadline = time.monotonic() + 300
+        while not any("tearing down" in line for line in err):
+            self.assertIsNone(proc.poll(), "".join(err))
+            self.assertLess(time.monotonic(), deadline, "".join(err))
+            time.sleep(0.05)
+        started = time.monotonic()
+        os.killpg(proc.pid, sig)
+        rc = proc.wait(timeout=300)
+        reader.join()
+        out = proc.stdout.read()
+        proc.stdout.close()
+        proc.stderr.close()
+        err = "".join(err)
+        self.assertEqual(rc, -sig, err)
+        # Not after the job's 30 s __del__: the signal cut it short.
+        self.assertLess(time.monotonic() - started, 25, err)
+        self.assertNotIn("the job's", out)  # Python's handlers are gone at teardown, as without us
+        self.assertIn("captured steps [1-3]", err)
+        self.assertEqual([f for f in all_files(self.trace_dir) if f.endswith(".partial")], [])
+        self.assertEqual(Capture(self.trace_dir).meta["steps"]["captured"], [1, 2, 3])
+        self.assert_check_passes()
+
+    def test_a_ctrl_c_during_the_teardown_waits_for_the_files(self):
+        self.run_and_signal(signal.SIGINT)
+
+    def test_with_the_jobs_own_sigint_handler_too(self):
+        self.run_and_signal(signal.SIGINT, "--sigint-handler")
+
+    def test_a_sigterm_with_the_jobs_handler_during_the_teardown(self):
+        self.run_and_signal(signal.SIGTERM, "--sigterm-handler")
+
+    def test_a_sigterm_without_a_handler_during_the_teardown(self):
+        self.run_and_signal(signal.SIGTERM)
+
+
 class SignalDuringTheDistributedQuery(CaptureCase):
     """Defect 3: the capture's lock was held while the process-group record
     started, and a pending signal made our own callback take it again: the

@@ -13,6 +13,7 @@
 #include "bridge/callbacks.h"
 #include "bridge/capture_lock.h"
 #include "bridge/engine_steps.h"
+#include "bridge/python_exit.h"
 #include "bridge/fork_guard.h"
 #include "chakrashim/immortal.h"
 
@@ -74,6 +75,7 @@ void Capture::attach(const chakrashim_capture_config& config) {
       // scopes' Python is made here, never on the job's threads.
       if (config_.module_scopes) modules_.prepare();
       EngineSteps::install();
+      PythonExit::install();
     };
     cb.no_step_open = [this] { return open_markers_.load() == 0; };
     cb.give_up = [this] { return dead() || exiting_.load(); };

@@ -108,6 +108,13 @@ class Capture {
 
   // The process is exiting (atexit, registered after the ET's add).
   void at_exit();
+  // Python's atexit callbacks run (python_exit.h; main thread, GIL held):
+  // SIGINT/SIGTERM stay with the window's relay through Python's
+  // finalization. False if `ignore_in_python` left a Python error set.
+  bool keep_signals_through_python_exit(int (*ignore_in_python)(int sig)) {
+    if (dead()) return true;
+    return signals_.at_python_exit(ignore_in_python);
+  }
 
   // A signal was recorded: the stepping thread finalizes at this op.
   void on_signal_pending() {

@@ -8,6 +8,7 @@
 #include "bridge/callbacks.h"
 #include "bridge/capture.h"
 #include "bridge/engine_steps.h"
+#include "bridge/python_exit.h"
 #include "bridge/capture_lock.h"
 #include "bridge/fork_guard.h"
 #include "writers/window_trailer.h"
@@ -134,6 +135,9 @@ void Capture::arm() {
     log_warn("cannot watch for SIGTERM/SIGINT in the window: a signal would lose the traces");
   }
   armed_ = true;
+  // Python's finalization must leave SIGINT/SIGTERM with the relay while
+  // the window is open or written (python_exit.h).
+  PythonExit::schedule();
   // Once a process (a flag beside the window's own: a periodic capture
   // arms many times, and says it at the first).
   static std::atomic<bool> said_engine_steps{false};

@@ -46,6 +46,11 @@ PythonApi load() {
   bind(a.eval_get_frame, "PyEval_GetFrame");
   bind(a.frame_get_back, "PyFrame_GetBack");
   bind(a.generic_get_dict, "PyObject_GenericGetDict");
+  bind(a.callable_check, "PyCallable_Check");
+  bind(a.import_get_module_dict, "PyImport_GetModuleDict");
+  bind(a.long_from_long, "PyLong_FromLong");
+  bind(a.tuple_pack, "PyTuple_Pack");
+  bind(a.add_pending_call, "Py_AddPendingCall");
   a.none = ::dlsym(RTLD_DEFAULT, "_Py_NoneStruct");
   return a;
 }

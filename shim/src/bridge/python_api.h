@@ -54,6 +54,12 @@ struct PythonApi {
   Obj (*eval_get_frame)() = nullptr;                           // PyEval_GetFrame, borrowed
   Obj (*frame_get_back)(Obj) = nullptr;                        // PyFrame_GetBack, new reference
   Obj (*generic_get_dict)(Obj, void*) = nullptr;               // PyObject_GenericGetDict, new reference
+  // Optional: Python's exit (python_exit.h).
+  int (*callable_check)(Obj) = nullptr;                        // PyCallable_Check
+  Obj (*import_get_module_dict)() = nullptr;                   // PyImport_GetModuleDict, borrowed
+  Obj (*long_from_long)(long) = nullptr;                       // PyLong_FromLong
+  Obj (*tuple_pack)(long, ...) = nullptr;                      // PyTuple_Pack (ssize_t n, ...)
+  int (*add_pending_call)(int (*)(void*), void*) = nullptr;    // Py_AddPendingCall
   Obj none = nullptr;                                          // &_Py_NoneStruct
 
   bool usable() const;

@@ -78,6 +78,12 @@ void SignalRelay::handler(int sig, siginfo_t* info, void* context) {
     errno = saved;
     return;
   }
+  // At exit, while the job waits for the files: the exit guard's rules
+  // (the first waits, a second abandons them).
+  if (slot != kFlush && ExitSignalGuard::forward(sig, info, context)) {
+    errno = saved;
+    return;
+  }
   if (dead_.load(std::memory_order_relaxed) ||
       (slot == kFlush && !window_open_.load(std::memory_order_acquire))) {
     // Outside a window (or in a forked child): nothing to flush. The job's
@@ -113,13 +119,48 @@ bool SignalRelay::install(int slot, int sig) {
   // A signal the job ignores stays ignored: we would have nothing to deliver.
   if (slot != kFlush && current.sa_handler == SIG_IGN) return false;
   previous_[slot] = current;
+  const bool ok = put_ours(sig);
+  installed_[slot].store(ok);
+  return ok;
+}
+
+bool SignalRelay::put_ours(int sig) {
   struct sigaction ours {};
   ours.sa_sigaction = &SignalRelay::handler;
   ours.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
   sigemptyset(&ours.sa_mask);
-  const bool ok = ::sigaction(sig, &ours, nullptr) == 0;
-  installed_[slot].store(ok);
-  return ok;
+  return ::sigaction(sig, &ours, nullptr) == 0;
+}
+
+bool SignalRelay::at_python_exit(const std::function<int(int sig)>& ignore_in_python) {
+  for (int slot : {kInt, kTerm}) {
+    const int sig = signals_[slot];
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (dead_.load() || !in_window_ || !installed_[slot].load() || !ours_installed(sig)) continue;
+    }
+    // Python, outside our lock: signal.signal runs the job's pending signal
+    // handlers, whose ops reach our callbacks (which take it).
+    const int done = ignore_in_python(sig);
+    if (done < 0) return false;
+    if (done == 0) continue;  // no Python handler: Python's finalization leaves it alone
+    // The signal is ignored from signal.signal's sigaction to here (a few
+    // microseconds): one arriving then is lost, never a kill.
+    std::lock_guard<std::mutex> lock(mutex_);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    if (installed_[slot].load()) {
+      // Still the window's: ours back in, and the close gives back the default.
+      previous_[slot] = dfl;
+      put_ours(sig);
+    } else {
+      // Closed meanwhile (its restore is under this lock): what Python's
+      // finalization would have left.
+      ::sigaction(sig, &dfl, nullptr);
+    }
+  }
+  return true;
 }
 
 void SignalRelay::install_flush(int flush_signal, const std::string& outside_line,
@@ -297,11 +338,15 @@ void SignalRelay::close_now() {
   }
   // From here a flush signal is passed on at once, as outside any window.
   window_open_.store(false, std::memory_order_release);
-  for (int slot : {kTerm, kInt}) {
-    if (!installed_[slot].exchange(false)) continue;
-    // Only where ours is still there: the job may have installed its own
-    // handler since (Python's signal.signal), which must stay.
-    if (ours_installed(signals_[slot])) ::sigaction(signals_[slot], &previous_[slot], nullptr);
+  {
+    // Under the lock: at_python_exit may be changing what is restored.
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (int slot : {kTerm, kInt}) {
+      if (!installed_[slot].exchange(false)) continue;
+      // Only where ours is still there: the job may have installed its own
+      // handler since (Python's signal.signal), which must stay.
+      if (ours_installed(signals_[slot])) ::sigaction(signals_[slot], &previous_[slot], nullptr);
+    }
   }
   // Whatever arrived up to the restore is ours to deliver; later arrivals
   // went to the job directly.
@@ -380,6 +425,7 @@ void TriggerSignal::handler(int sig, siginfo_t* info, void* context) {
 std::atomic<int> ExitSignalGuard::arrivals_{0};
 std::atomic<int> ExitSignalGuard::first_{0};
 std::atomic<bool> ExitSignalGuard::installed_{false};
+std::atomic<bool> ExitSignalGuard::forwarding_{false};
 struct sigaction ExitSignalGuard::previous_[2];
 char ExitSignalGuard::first_line_[1024];
 std::size_t ExitSignalGuard::first_len_ = 0;
@@ -410,12 +456,23 @@ void ExitSignalGuard::install(const std::string& first_line, const std::string& 
     struct sigaction current {};
     ::sigaction(kGuarded[i], nullptr, &current);
     previous_[i] = current;
+    // The relay's, kept through Python's finalization (SignalRelay::
+    // at_python_exit) for a window's files: it stays (its close restores
+    // the default and delivers what it recorded) and forwards here.
+    if (SignalRelay::ours_installed(kGuarded[i])) continue;
     // A signal the job ignores stays ignored; one with a handler of its own
     // (a C handler: Python's are gone by now) keeps it.
     if (current.sa_handler != SIG_DFL) continue;
     ::sigaction(kGuarded[i], &ours, nullptr);
   }
   installed_.store(true);
+  forwarding_.store(true);
+}
+
+bool ExitSignalGuard::forward(int sig, siginfo_t* info, void* context) {
+  if (!forwarding_.load()) return false;
+  handler(sig, info, context);
+  return true;
 }
 
 void ExitSignalGuard::handler(int sig, siginfo_t*, void*) {
@@ -438,6 +495,9 @@ void ExitSignalGuard::handler(int sig, siginfo_t*, void*) {
 
 void ExitSignalGuard::release_and_deliver() {
   if (!installed_.exchange(false)) return;
+  // The relay records again: the signal raised below reaches the relay if
+  // its handler is still in (it delivers it at its close), else the default.
+  forwarding_.store(false);
   for (int i = 0; i < 2; ++i) {
     struct sigaction current {};
     if (::sigaction(kGuarded[i], nullptr, &current) == 0 && (current.sa_flags & SA_SIGINFO) &&

@@ -85,7 +85,24 @@ class SignalRelay {
   // In a forked child (pthread_atfork child handler; async-signal-safe).
   void reset_in_forked_child();
 
+  // Python's finalization is about to begin (its atexit callbacks run; on
+  // the main thread, with the GIL). Python's finalization puts SIGINT, and
+  // any signal with a Python handler, back to the default, which replaced
+  // our handlers: a Ctrl-C in the rest of the exit (a slow __del__, a
+  // module's teardown) then killed the process before the window still
+  // open was written, its files left .partial (the soak's seeds 33008,
+  // 33019). For SIGTERM/SIGINT while ours are in: `ignore_in_python(sig)`
+  // sets Python's own handler to SIG_IGN (signal.signal, so that Python's
+  // finalization leaves the signal alone) and says whether it did; ours then
+  // goes back in, and what the window's close restores is SIG_DFL, the
+  // disposition Python's finalization would have left. A Ctrl-C from here
+  // on waits for the files, then ends the process as the default does.
+  // False if `ignore_in_python` failed (its Python error stays set, for the
+  // caller to pass on: a job's signal handler may have raised).
+  bool at_python_exit(const std::function<int(int sig)>& ignore_in_python);
+
  private:
+  friend class ExitSignalGuard;
   enum Slot { kTerm = 0, kInt = 1, kFlush = 2, kSlots = 3 };
   static void handler(int sig, siginfo_t* info, void* context);
   static int slot_of(int sig);
@@ -94,6 +111,7 @@ class SignalRelay {
   void watch();
   void finalize_once(int sig);
   bool install(int slot, int sig);
+  static bool put_ours(int sig);
 
   // Process-wide by nature: a signal handler can reach only statics. There
   // is one relay per process (the Capture's).
@@ -164,7 +182,12 @@ class TriggerSignal {
 class ExitSignalGuard {
  public:
   // `first_line` is said at the first signal, `abandon_line` at a second.
+  // Where the relay's handler is in (a window's files, kept through
+  // Python's finalization by SignalRelay::at_python_exit), it stays, and
+  // passes SIGINT/SIGTERM to the guard meanwhile (forward).
   static void install(const std::string& first_line, const std::string& abandon_line);
+  // From the relay's handler: true if the guard took the signal.
+  static bool forward(int sig, siginfo_t* info, void* context);
   // Puts back the dispositions the guard replaced, then delivers a signal
   // it recorded (the default action ends the process). Nothing if none.
   static void release_and_deliver();
@@ -175,6 +198,7 @@ class ExitSignalGuard {
   static std::atomic<int> arrivals_;
   static std::atomic<int> first_;
   static std::atomic<bool> installed_;
+  static std::atomic<bool> forwarding_;  // the relay's handler passes signals here
   static struct sigaction previous_[2];
   static char first_line_[1024];
   static std::size_t first_len_;
