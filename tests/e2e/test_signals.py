@@ -421,7 +421,6 @@ class CtrlCDuringPythonsTeardown(CaptureCase):
             self.assertIsNone(proc.poll(), "".join(err))
             self.assertLess(time.monotonic(), deadline, "".join(err))
             time.sleep(0.05)
-        started = time.monotonic()
         os.killpg(proc.pid, sig)
         rc = proc.wait(timeout=300)
         reader.join()
@@ -430,8 +429,8 @@ class CtrlCDuringPythonsTeardown(CaptureCase):
         proc.stderr.close()
         err = "".join(err)
         self.assertEqual(rc, -sig, err)
-        # Not after the job's 30 s __del__: the signal cut it short.
-        self.assertLess(time.monotonic() - started, 25, err)
+        # The signal cut the job's 120 s __del__ short (no bound on time).
+        self.assertNotIn("teardown finished", err)
         self.assertNotIn("the job's", out)  # Python's handlers are gone at teardown, as without us
         self.assertIn("captured steps [1-3]", err)
         self.assertEqual([f for f in all_files(self.trace_dir) if f.endswith(".partial")], [])

@@ -6,8 +6,8 @@ writer's or a logger's may. Nothing of chakrashim is imported.
 
 Trains STEPS small steps, prints "training done", returns. Python then
 runs its atexit callbacks, resets its signal handlers, and tears the module
-down: the __del__ says "tearing down" on stderr (flushed), then sleeps 30 s,
-which a Ctrl-C there cuts short. --sigint-handler / --sigterm-handler: the
+down: the __del__ says "tearing down" on stderr (flushed), then sleeps 120 s
+("teardown finished" after), which a Ctrl-C there cuts short. --sigint-handler / --sigterm-handler: the
 job installs its own Python handler of that signal first (printing only).
 """
 import signal
@@ -21,7 +21,8 @@ class SlowTeardown:
     def __del__(self):
         sys.stderr.write("tearing down\n")
         sys.stderr.flush()
-        time.sleep(30)
+        time.sleep(120)
+        sys.stderr.write("teardown finished\n")
 
 
 def main():
