@@ -204,6 +204,30 @@ class ExitAndFiles(CaptureCase):
         self.assert_ran(r)
         self.assertEqual(all_files(self.trace_dir) if os.path.exists(self.trace_dir) else [], [])
 
+    def test_start_zero_in_a_process_that_never_steps_and_exits_at_once_leaves_nothing(self):
+        # os._exit runs no exit handler: the window armed as torch loaded
+        # must have made nothing on disk yet (soak seed 33019).
+        from harness import PYTHON, run
+        r = run([PYTHON, "-c", "import os, torch; print(torch.ones(3).sum().item(), flush=True); os._exit(0)"],
+                job_env(self.trace_dir, CHAKRA_START_STEP=0))
+        self.assert_ran(r)
+        self.assertEqual(all_files(self.trace_dir) if os.path.exists(self.trace_dir) else [], [])
+
+    def test_start_zero_with_spawned_loader_workers_leaves_only_the_jobs_capture(self):
+        # Each spawned DataLoader worker imports torch, so arms a window at
+        # step 0, never steps, and is ended by torch's SIGTERM handler with
+        # _exit(0) when the job's exit terminates it: it used to leave an
+        # empty .partial of each kind in a folder of its own.
+        from harness import run_job
+        r = run_job("spawn_loader_workers.py", [4], job_env(self.trace_dir, CHAKRA_START_STEP=0, CHAKRA_END_STEP=2))
+        self.assert_ran(r)
+        files = all_files(self.trace_dir)
+        self.assertEqual([f for f in files if f.endswith(".partial")], [], files)
+        self.assertEqual(sorted(f for f in files if f.endswith(".json")),
+                         ["0_chakra/rank-0.json", "0_kineto/rank-0.json"], files)
+        self.assertEqual(Capture(self.trace_dir).meta["steps"]["captured"], [0, 1, 2])
+        self.assert_check_passes()
+
 
 if __name__ == "__main__":
     unittest.main()

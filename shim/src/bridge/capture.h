@@ -234,6 +234,8 @@ class Capture {
   // native ET's tid of the thread, for a process-group node the writer adds.
   std::uint64_t stepping_rf_tid_ = 0;
   std::optional<files::Layout> layout_;
+  // The armed window's folders are claimed at its end (arm says when).
+  bool layout_deferred_ = false;
   // What prepare_locked made ready for the window starting at `start`.
   struct Prepared {
     std::uint64_t start = 0;
@@ -243,6 +245,9 @@ class Capture {
     std::optional<bool> cuda;              // device: libcuda was loaded
   };
   std::optional<Prepared> prepared_;
+  // The window's folders made and its files claimed (layout_), from what
+  // the step before prepared if it can; false (said) if they cannot be.
+  bool claim_folders(std::optional<Prepared>& prepared, bool host_on, bool* from_prepared = nullptr);
   bool armed_ = false;
   bool ever_armed_ = false;
   bool device_on_ = false;

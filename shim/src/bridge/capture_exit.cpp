@@ -54,7 +54,8 @@ void Capture::abandon_window_at_exit() {
   at::removeCallback(op_span_handle_);
   op_span_handle_ = at::INVALID_CALLBACK_HANDLE;
   device_.stop(std::chrono::milliseconds(config_.exit_timeout_s * 1000));
-  discard_outputs(*layout_, host_.on(), device_on_);
+  if (layout_) discard_outputs(*layout_, host_.on(), device_on_);  // none made yet: nothing to remove
+  layout_deferred_ = false;
   // A repeated or triggered window's own folder (step-S/), if now empty.
   if (scheduler_.many_windows()) ::rmdir(scheduler_.window_trace_dir().c_str());
   signals_.stop();

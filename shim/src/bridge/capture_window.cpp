@@ -50,6 +50,52 @@ void Capture::prepare_locked() {
   prepared_ = std::move(p);
 }
 
+bool Capture::claim_folders(std::optional<Prepared>& prepared, bool host_on, bool* from_prepared) {
+  std::string error;
+  const bool overwrite = config_.overwrite != 0;
+  if (prepared && make_folders(*prepared->folders, host_on, device_on_, error) &&
+      claim_outputs(*prepared->folders, host_on, device_on_, overwrite, error))
+    layout_ = prepared->folders;
+  // Said at debug level for tests/e2e/test_window_end.py: the costly part
+  // of arming ran in the step before (issue #34 item 4).
+  if (from_prepared) *from_prepared = layout_.has_value();
+  if (!layout_) {
+    // Not prepared, or the prepared name cannot be claimed (taken since, or
+    // its folder cannot be made): chosen and made again.
+    layout_ = window_folders(host_on, device_on_, error);
+    if (layout_ && !claim_outputs(*layout_, host_on, device_on_, overwrite, error)) layout_.reset();
+  }
+  if (layout_) {
+    // A forked child closes its copies of the claims (on_forked_child): a
+    // child that outlives us must not keep their locks alive.
+    claim_fds_[0].store(layout_->host_claim ? layout_->host_claim->get() : -1);
+    claim_fds_[1].store(layout_->device_claim ? layout_->device_claim->get() : -1);
+  }
+  if (!layout_) {
+    log_error("cannot write traces under CHAKRA_TRACE_DIR=" + std::string(config_.trace_dir) + " (" +
+              error + "); " +
+              (scheduler_.many_windows() ? "this window is not captured" : "capture is off") +
+              ", the job runs on");
+    return false;
+  }
+  if (layout_->replaced_files > 0) {
+    // CHAKRA_OVERWRITE over another run's capture: its files of every rank
+    // go, not only this rank's (issue #49: a 1-rank run over a 2-rank
+    // capture left the old rank 1 beside the new rank 0).
+    log_info("CHAKRA_OVERWRITE: removed " + std::to_string(layout_->replaced_files) +
+             " file(s) of another run's capture in " + base_name(layout_->host_dir) + "/" + " and " +
+             base_name(layout_->device_dir) + "/");
+  }
+  if (!layout_->passed_over.empty()) {
+    // Someone put a link, or a folder of their own, where ours belong (a
+    // shared trace folder): never written through; the next free name.
+    log_warn("not writing into folders that are not this job's: " + layout_->passed_over + "; the traces go to " +
+             layout_->host_dir.substr(layout_->host_dir.rfind('/') + 1) + " and " +
+             layout_->device_dir.substr(layout_->device_dir.rfind('/') + 1) + " instead");
+  }
+  return true;
+}
+
 void Capture::arm() {
   // Attempted, whatever follows: a failed arm has said why, and the exit
   // must not add that the window was never reached.
@@ -68,52 +114,23 @@ void Capture::arm() {
   if (!prepared) distributed_.new_window();  // else its first question was asked then
   spans_.set_budget(&budget_);
   cut_at_ns_.store(0);
-  std::string error;
   layout_.reset();
-  const bool overwrite = config_.overwrite != 0;
-  if (prepared && make_folders(*prepared->folders, host_on, device_on_, error) &&
-      claim_outputs(*prepared->folders, host_on, device_on_, overwrite, error))
-    layout_ = prepared->folders;
-  // Said at debug level for tests/e2e/test_window_end.py: the costly part
-  // of arming ran in the step before (issue #34 item 4).
-  const bool from_prepared = layout_.has_value();
-  if (!layout_) {
-    // Not prepared, or the prepared name cannot be claimed (taken since, or
-    // its folder cannot be made): chosen and made again.
-    layout_ = window_folders(host_on, device_on_, error);
-    if (layout_ && !claim_outputs(*layout_, host_on, device_on_, overwrite, error)) layout_.reset();
-  }
-  if (layout_) {
-    // A forked child closes its copies of the claims (on_forked_child): a
-    // child that outlives us must not keep their locks alive.
-    claim_fds_[0].store(layout_->host_claim ? layout_->host_claim->get() : -1);
-    claim_fds_[1].store(layout_->device_claim ? layout_->device_claim->get() : -1);
-  }
-  if (!layout_) {
-    log_error("cannot write traces under CHAKRA_TRACE_DIR=" + std::string(config_.trace_dir) + " (" +
-              error + "); " +
-              (scheduler_.many_windows() ? "this window is not captured" : "capture is off") +
-              ", the job runs on");
-    return;
-  }
-  if (layout_->replaced_files > 0) {
-    // CHAKRA_OVERWRITE over another run's capture: its files of every rank
-    // go, not only this rank's (issue #49: a 1-rank run over a 2-rank
-    // capture left the old rank 1 beside the new rank 0).
-    log_info("CHAKRA_OVERWRITE: removed " + std::to_string(layout_->replaced_files) +
-             " file(s) of another run's capture in " + base_name(layout_->host_dir) + "/" + " and " +
-             base_name(layout_->device_dir) + "/");
-  }
-  if (!layout_->passed_over.empty()) {
-    // Someone put a link, or a folder of their own, where ours belong (a
-    // shared trace folder): never written through; the next free name.
-    log_warn("not writing into folders that are not this job's: " + layout_->passed_over + "; the traces go to " +
-             layout_->host_dir.substr(layout_->host_dir.rfind('/') + 1) + " and " +
-             layout_->device_dir.substr(layout_->device_dir.rfind('/') + 1) + " instead");
-  }
-  if (host_on && !host_.add(host_partial_through(*layout_), &budget_, error)) {
+  // A window armed before the process completed any step (CHAKRA_START_STEP
+  // =0 arms as torch loads): its folders are made and claimed when it ends,
+  // with a step to write, not now. Every process that imports torch arms
+  // such a window, and most never step (a launcher, a DataLoader worker):
+  // one that ends without running its exit handlers, as torch's DataLoader
+  // worker does on its parent's SIGTERM (_exit, soak seed 33019), left an
+  // empty .partial of each behind. Torch's own observer writes as it goes
+  // and needs its file now.
+  layout_deferred_ = scheduler_.window().current() == 0 && markers_seen_.load() == 0 && !prepared &&
+                     (!host_on || host_.native());
+  bool from_prepared = false;
+  if (!layout_deferred_ && !claim_folders(prepared, host_on, &from_prepared)) return;
+  std::string error;
+  if (host_on && !host_.add(layout_ ? host_partial_through(*layout_) : std::string(), &budget_, error)) {
     log_error(error + "; the ET is off, the device trace goes on");
-    discard_outputs(*layout_, true, false);
+    if (layout_) discard_outputs(*layout_, true, false);
   }
   if (device_on_) device_.start(prepared ? prepared->cuda : std::nullopt);
   install_fork_guard();
@@ -205,6 +222,20 @@ void Capture::disarm(const std::string& reason, std::optional<std::uint64_t> par
   pending_.reset();
   pending_handle_.store(0, std::memory_order_release);
   DeviceCapture device = device_.stop(std::chrono::milliseconds(config_.exit_timeout_s * 1000));
+  if (layout_deferred_) {
+    // Claimed now, with steps to write (arm). Refused (said by
+    // claim_folders), the window's records go.
+    layout_deferred_ = false;
+    std::optional<Prepared> none;
+    if (!claim_folders(none, host_.on())) {
+      (void)host_.take_records();
+      (void)spans_.take_all(now_ns());
+      steps_.clear();
+      (void)unrecorded_steps_.take();
+      if (!exiting_.load()) scheduler_.plan_next();
+      return;
+    }
+  }
   writer_.start(window_output(reason, partial_step, std::move(device)));
   if (!exiting_.load()) scheduler_.plan_next();
 }
