@@ -289,15 +289,23 @@ def cycles_done_by(s, step):
     # later, while it still ends by REPEAT_UNTIL and starts by `step`.
     shifts = range(0, max(0, min(until - end, step - start)) + 1, every) if every else [0]
     capped = "CHAKRA_MAX_MEMORY" in e
+    # The cap cuts at an op, and the job's ops after its optimizer step (the
+    # loss it prints) count in the next step: a cycle that begins at step+1
+    # may be cut, and written, before the fault at `step` (seed 560016: the
+    # window 2-4 cut at its first op, loss.item() after step 1's optimizer
+    # step, then os._exit at step 1).
+    reach = step + 1 if capped else step
+    if every:
+        shifts = range(0, max(0, min(until - end, reach - start)) + 1, every)
     n = 0
     for shift in shifts:
         if active is None:
-            n += (start if capped else end) + shift <= step
+            n += (start if capped else end) + shift <= reach
             continue
         for first in range(start + shift, end + shift + 1, warm + active):
             last = min(first + warm + active - 1, end + shift)
             # A cut in the warmup keeps no step, and such a cycle writes nothing.
-            n += (min(first + warm, last) if capped else last) <= step
+            n += (min(first + warm, last) if capped else last) <= reach
     return n
 
 
