@@ -287,10 +287,8 @@ void* owned(void* o) {
 // 0 where Dynamo never ran or cannot be read.
 long compiled_frames(void* sys_modules) {
   const PythonApi& py = python();
-  if (!sys_modules || !py.module_get_dict || !py.long_as_long) return 0;
-  void* utils = py.dict_get(sys_modules, "torch._dynamo.utils");
-  void* utils_dict = utils ? py.module_get_dict(utils) : nullptr;
-  void* counters = utils_dict ? py.dict_get(utils_dict, "counters") : nullptr;
+  if (!sys_modules || !py.long_as_long) return 0;
+  void* counters = module_attribute(sys_modules, "torch._dynamo.utils", "counters");
   long n = 0;
   for (auto [group, key] : {std::pair{"frames", "total"}, std::pair{"stats", "unique_graphs"}}) {
     void* counter = counters ? py.dict_get(counters, group) : nullptr;

@@ -63,6 +63,14 @@ bool PythonApi::usable() const {
          inc_ref && dec_ref && err_clear && err_occurred && none;
 }
 
+void* module_attribute(void* sys_modules, const char* module, const char* name) {
+  const PythonApi& py = python();
+  if (!sys_modules || !py.module_get_dict) return nullptr;
+  void* m = py.dict_get(sys_modules, module);
+  void* d = m ? py.module_get_dict(m) : nullptr;
+  return d ? py.dict_get(d, name) : nullptr;
+}
+
 const PythonApi& python() {
   static const PythonApi api = load();
   return api;

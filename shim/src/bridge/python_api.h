@@ -68,4 +68,9 @@ struct PythonApi {
 // The table for this process (dlsym'ed on first use; thread-safe).
 const PythonApi& python();
 
+// sys.modules[module].name, read from the dicts (borrowed; no bytecode runs,
+// nothing is imported): null where the module is not imported or has no
+// such attribute. With the GIL.
+void* module_attribute(void* sys_modules, const char* module, const char* name);
+
 }  // namespace chakrashim::bridge

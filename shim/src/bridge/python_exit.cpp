@@ -56,14 +56,6 @@ PythonApi::MethodDef g_exit_def{"chakrashim_at_python_exit", &at_python_exit, Py
                                 "chakrashim: keeps a Ctrl-C during Python's finalization from losing the "
                                 "capture window's files"};
 
-// A module's attribute, read from its dict (borrowed; no code runs).
-void* attribute(void* modules, const char* module, const char* name) {
-  const PythonApi& py = python();
-  void* m = py.dict_get(modules, module);
-  void* d = m ? py.module_get_dict(m) : nullptr;
-  return d ? py.dict_get(d, name) : nullptr;
-}
-
 // Py_AddPendingCall's function: on the main thread, with the GIL, between
 // two bytecodes of the job's. Never fails the job: 0 always.
 int install_pending(void*) {
@@ -82,10 +74,10 @@ void PythonExit::install() {
   // Only what the job imported already (torch imports both): importing
   // runs Python code, which must not run here.
   void* modules = py.import_get_module_dict();
-  void* reg = modules ? attribute(modules, "atexit", "register") : nullptr;
-  void* get = modules ? attribute(modules, "signal", "getsignal") : nullptr;
-  void* set = modules ? attribute(modules, "signal", "signal") : nullptr;
-  void* ign = modules ? attribute(modules, "signal", "SIG_IGN") : nullptr;
+  void* reg = module_attribute(modules, "atexit", "register");
+  void* get = module_attribute(modules, "signal", "getsignal");
+  void* set = module_attribute(modules, "signal", "signal");
+  void* ign = module_attribute(modules, "signal", "SIG_IGN");
   if (!reg || !get || !set || !ign) return;
   bool made = true;
   const int sigs[2] = {SIGINT, SIGTERM};

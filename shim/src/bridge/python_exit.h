@@ -1,4 +1,4 @@
-// Python's exit, seen from the capture (the soak's seeds 33008, 33019).
+// Python's exit, seen from the capture (the soak's seeds 33008, 553103).
 //
 // Python's finalization runs after its atexit callbacks: it puts SIGINT,
 // and every signal with a Python handler, back to the default, then tears

@@ -132,7 +132,7 @@ bool SignalRelay::put_ours(int sig) {
   return ::sigaction(sig, &ours, nullptr) == 0;
 }
 
-bool SignalRelay::at_python_exit(const std::function<int(int sig)>& ignore_in_python) {
+bool SignalRelay::at_python_exit(int (*ignore_in_python)(int sig)) {
   for (int slot : {kInt, kTerm}) {
     const int sig = signals_[slot];
     {
@@ -425,7 +425,6 @@ void TriggerSignal::handler(int sig, siginfo_t* info, void* context) {
 std::atomic<int> ExitSignalGuard::arrivals_{0};
 std::atomic<int> ExitSignalGuard::first_{0};
 std::atomic<bool> ExitSignalGuard::installed_{false};
-std::atomic<bool> ExitSignalGuard::forwarding_{false};
 struct sigaction ExitSignalGuard::previous_[2];
 char ExitSignalGuard::first_line_[1024];
 std::size_t ExitSignalGuard::first_len_ = 0;
@@ -466,11 +465,10 @@ void ExitSignalGuard::install(const std::string& first_line, const std::string& 
     ::sigaction(kGuarded[i], &ours, nullptr);
   }
   installed_.store(true);
-  forwarding_.store(true);
 }
 
 bool ExitSignalGuard::forward(int sig, siginfo_t* info, void* context) {
-  if (!forwarding_.load()) return false;
+  if (!installed_.load()) return false;
   handler(sig, info, context);
   return true;
 }
@@ -494,10 +492,10 @@ void ExitSignalGuard::handler(int sig, siginfo_t*, void*) {
 }
 
 void ExitSignalGuard::release_and_deliver() {
+  // From here the relay records again: the signal raised below reaches the
+  // relay if its handler is still in (it delivers it at its close), else
+  // the default.
   if (!installed_.exchange(false)) return;
-  // The relay records again: the signal raised below reaches the relay if
-  // its handler is still in (it delivers it at its close), else the default.
-  forwarding_.store(false);
   for (int i = 0; i < 2; ++i) {
     struct sigaction current {};
     if (::sigaction(kGuarded[i], nullptr, &current) == 0 && (current.sa_flags & SA_SIGINFO) &&

@@ -91,7 +91,7 @@ class SignalRelay {
   // our handlers: a Ctrl-C in the rest of the exit (a slow __del__, a
   // module's teardown) then killed the process before the window still
   // open was written, its files left .partial (the soak's seeds 33008,
-  // 33019). For SIGTERM/SIGINT while ours are in: `ignore_in_python(sig)`
+  // 553103). For SIGTERM/SIGINT while ours are in: `ignore_in_python(sig)`
   // sets Python's own handler to SIG_IGN (signal.signal, so that Python's
   // finalization leaves the signal alone) and says whether it did; ours then
   // goes back in, and what the window's close restores is SIG_DFL, the
@@ -99,7 +99,7 @@ class SignalRelay {
   // on waits for the files, then ends the process as the default does.
   // False if `ignore_in_python` failed (its Python error stays set, for the
   // caller to pass on: a job's signal handler may have raised).
-  bool at_python_exit(const std::function<int(int sig)>& ignore_in_python);
+  bool at_python_exit(int (*ignore_in_python)(int sig));
 
  private:
   friend class ExitSignalGuard;
@@ -197,8 +197,7 @@ class ExitSignalGuard {
   // Process-wide by nature: a signal handler reaches only statics.
   static std::atomic<int> arrivals_;
   static std::atomic<int> first_;
-  static std::atomic<bool> installed_;
-  static std::atomic<bool> forwarding_;  // the relay's handler passes signals here
+  static std::atomic<bool> installed_;  // also: the relay's handler forwards here
   static struct sigaction previous_[2];
   static char first_line_[1024];
   static std::size_t first_len_;
