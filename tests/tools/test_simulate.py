@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "support"))
 import chakra_test as ct  # noqa: E402
 import et_proto as ep  # noqa: E402
 import astra_sim  # noqa: E402
+import nccl_capture  # noqa: E402
 
 DUMP = os.environ.get("CHAKRASHIM_TEST_ET_DUMP", "")
 PRELOAD = os.environ.get("CHAKRASHIM_TEST_PRELOAD", "")
@@ -369,6 +370,24 @@ class AstraSim(unittest.TestCase):
         print("simulated / captured: %s" % ", ".join(
             "rank %d %.2f" % (rank, finished[rank] / 1e9 / captured_window(self.root, rank)) for rank in (0, 1)),
             file=sys.stderr)
+
+    def test_an_nccl_pipelines_send_and_recv_kernels_couple_its_stages(self):
+        """Issue #50: a GPU pipeline's ncclDevKernel_SendRecv kernels, as
+        chakra_converter writes them (comm_size and pg_name only), stop
+        ASTRA-sim ("issuing rank is not the sender"); with the ends convert
+        takes from their c10d ops, every rank finishes, a batch_isend_irecv
+        group's one kernel included (a real 1F1B capture rewritten as
+        ProcessGroupNCCL records it: tests/support/nccl_capture.py)."""
+        for group in (1, 2):
+            with self.subTest(group=group):
+                root = os.path.join(self.root, "group%d" % group)
+                ct.capture_gloo_job(self, root, "pipeline_gloo.py", ["5", "1f1b", "4"])
+                ops = nccl_capture.make_nccl(root, group=group)[0][0]
+                r = convert(root)
+                self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+                self.assertRegex(r.stdout, r"rank 0: .* %d sends, %d receives" % (ops // 2, ops // 2))
+                self.simulate(os.path.join(root, "0_et", "rank"), 2,
+                              network=os.path.join(root, "0_et", "rank.network.yml"))
 
     def test_tensor_parallel_simulates_near_its_window(self):
         """Issue #50, item 3: a 2-rank tensor-parallel job (DTensor's

@@ -26,6 +26,11 @@ namespace chakrashim::tools::convert {
 
 struct ChakraNode {
   std::uint32_t index = 0;  // into EtPlus::nodes
+  // The id written where it is not the ET+ node's: a further message of an
+  // NCCL kernel that carries several (nccl_p2p.h), written as a copy of it,
+  // or the rank's kCommDoneName node (sim_ready.h).
+  std::optional<std::uint64_t> id;
+  bool comm_done = false;  // written as kCommDoneName, not its ET+ node's name
   NodeKind kind = NodeKind::comp;
   std::optional<std::uint64_t> ctrl_dep;
   std::vector<std::uint64_t> data_deps;
@@ -35,6 +40,10 @@ struct ChakraNode {
   std::optional<std::uint64_t> duration;
   std::string tail;
 };
+
+// The node make_sim_ready adds after a rank's communication that nothing
+// waits for (sim_ready.h, 4.).
+inline constexpr const char* kCommDoneName = "chakrashim::comm_done";
 
 struct GraphStats {
   std::uint64_t converted = 0, dropped_dangling = 0, written = 0;

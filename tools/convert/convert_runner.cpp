@@ -491,6 +491,10 @@ std::string summary_line(const ConvertResult& r) {
   line += std::to_string(s.written) + " nodes (" + std::to_string(s.collectives) + " collectives, " +
           std::to_string(s.sends) + " sends, " + std::to_string(s.receives) + " receives)";
   if (s.host_collectives > 0) line += ", " + std::to_string(s.host_collectives) + " from host c10d ops";
+  if (r.sim.nccl_group_kernels > 0) {
+    line += ", " + std::to_string(r.sim.nccl_group_messages) + " of them from " +
+            std::to_string(r.sim.nccl_group_kernels) + " NCCL kernels that each ran a batch_isend_irecv group";
+  }
   if (s.dropped_dangling > 0) line += ", " + unconnected_text(s);
   if (r.sim.threads > 0) {
     std::snprintf(time, sizeof time, "%.3f ms", static_cast<double>(r.sim.gap_ns) / 1e6);

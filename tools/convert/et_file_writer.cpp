@@ -11,8 +11,8 @@ bool write_chakra_et(files::ByteSink& sink, const EtPlus& trace, const ChakraGra
   for (const ChakraNode& c : graph.nodes) {
     const EtPlusNode& n = trace.nodes[c.index];
     HeadFields head;
-    head.id = n.id;
-    head.name = n.name;
+    head.id = c.id.value_or(n.id);
+    head.name = c.comm_done ? std::string_view(kCommDoneName) : std::string_view(n.name);
     head.kind = c.kind;
     head.ctrl_dep = c.ctrl_dep;
     head.data_deps = &c.data_deps;

@@ -25,6 +25,7 @@ struct EtPlusNode {
   std::optional<std::uint64_t> parent;  // ctrl_deps; negative or null: none
   std::string name;
   bool gpu = false;                     // has a "cat" that is not null
+  std::optional<std::int64_t> stream;   // a GPU node's (0 when it names none)
   std::int64_t exclusive_dur = 0;       // int() of it, 0 when absent
   // The linked times in nanoseconds (the ET+'s microsecond text read
   // exactly), for the timeline durations (sim_ready.h); `timed` when the

@@ -477,6 +477,7 @@ bool EtPlusSax::finish_node() {
     node_.p2p_tag = elems_[3].integer;
   }
   tail_.is_cpu_op = !node_.gpu;
+  if (node_.gpu) node_.stream = tail_.stream;
   ++nodes_read_;
   if (host_ != nullptr) {
     host_->push_back({std::move(node_), tail_});

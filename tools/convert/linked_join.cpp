@@ -71,6 +71,7 @@ std::optional<EtPlus> join_linked(HostEtRead& host, const link::LinkPlan& plan, 
       const bool with_pg = g.pg_name && child.name.find("ncclDevKernel") != std::string::npos;
       child.pg_name = with_pg ? std::string(device.names.at(*g.pg_name)) : pg_name;
       tail.stream = g.stream;
+      child.stream = tail.stream;
       child.tail = encoder.tail(tail);
       out.nodes.push_back(std::move(child));
       ++linked;

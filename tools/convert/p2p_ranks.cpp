@@ -1,5 +1,9 @@
 #include "convert/p2p_ranks.h"
 
+#include <limits>
+
+#include "convert/node_rules.h"
+
 namespace chakrashim::tools::convert {
 
 namespace {
@@ -55,6 +59,27 @@ std::optional<std::uint64_t> global_rank_of(const std::vector<ProcessGroup>& gro
 
 P2pEnds p2p_ends(bool send, std::uint64_t self, std::uint64_t peer) {
   return send ? P2pEnds{self, peer} : P2pEnds{peer, self};
+}
+
+std::optional<P2pMessage> p2p_message(const EtPlusNode& op, const std::string& pg_name, std::uint64_t self,
+                                      const std::vector<ProcessGroup>& groups, std::string& why) {
+  const auto kind = host_p2p_kind(op.name);
+  if (!kind || !op.p2p_peer || !op.p2p_tag || !op.comm_size) {
+    why = "its inputs are not (tensors, group, peer, tag)";
+    return std::nullopt;
+  }
+  if (*op.p2p_tag < 0 || *op.p2p_tag > std::numeric_limits<std::int32_t>::max()) {
+    why = "its tag " + std::to_string(*op.p2p_tag) + " is out of ASTRA-sim's range";
+    return std::nullopt;
+  }
+  const auto peer = global_rank_of(groups, pg_name, *op.p2p_peer, why);
+  if (!peer) return std::nullopt;
+  P2pMessage m;
+  m.kind = *kind;
+  m.ends = p2p_ends(m.kind == NodeKind::comm_send, self, *peer);
+  m.tag = *op.p2p_tag;
+  m.bytes = *op.comm_size;
+  return m;
 }
 
 }  // namespace chakrashim::tools::convert

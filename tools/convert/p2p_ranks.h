@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "convert/comm_groups.h"
+#include "convert/et_encoding.h"
+#include "convert/et_plus_reader.h"
 
 namespace chakrashim::tools::convert {
 
@@ -32,5 +34,18 @@ struct P2pEnds {
   std::uint64_t src = 0, dst = 0;
 };
 P2pEnds p2p_ends(bool send, std::uint64_t self, std::uint64_t peer);
+
+// The message a c10d::send or c10d::recv_ on rank `self` stands for, its
+// peer read in group `pg_name` (the op's own, or its kernel's); nullopt
+// with `why` (one clause) when its inputs are not (tensors, group, peer,
+// tag), its tag is out of ASTRA-sim's range (int32), or the peer cannot
+// be told (global_rank_of).
+struct P2pMessage {
+  NodeKind kind = NodeKind::comm_send;
+  P2pEnds ends;
+  std::int64_t tag = 0, bytes = 0;
+};
+std::optional<P2pMessage> p2p_message(const EtPlusNode& op, const std::string& pg_name, std::uint64_t self,
+                                      const std::vector<ProcessGroup>& groups, std::string& why);
 
 }  // namespace chakrashim::tools::convert

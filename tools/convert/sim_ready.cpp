@@ -6,9 +6,11 @@
 #include <string>
 #include <limits>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "convert/comm_groups.h"
+#include "convert/nccl_p2p.h"
 #include "convert/node_rules.h"
 #include "convert/p2p_ranks.h"
 
@@ -51,7 +53,12 @@ class SimReady {
   void drop_missing_ctrl_deps();
   void metadata_as_compute();
   bool host_collectives(std::optional<std::uint64_t> rank);
+  // NCCL's send/recv kernels as messages (nccl_p2p.h).
+  bool nccl_messages(const EtPlus& trace, std::optional<std::uint64_t> rank) {
+    return nccl_point_to_point(trace, graph_, encoder_, rank, groups_, stats_);
+  }
   void timeline(std::int64_t op_cost_ns);
+  void end_on_compute();  // 4. (sim_ready.h)
   void comm_samples();
 
  private:
@@ -72,7 +79,7 @@ class SimReady {
   std::uint32_t run_parent(std::uint32_t i) const;
   // A c10d::send or recv_ as a COMM_SEND / COMM_RECV node, if its peer's
   // global rank can be told; false only when its attributes do not parse.
-  bool point_to_point(ChakraNode& c, const EtPlusNode& n, NodeKind kind, std::uint64_t rank,
+  bool point_to_point(ChakraNode& c, const EtPlusNode& n, std::uint64_t rank,
                       const std::vector<ProcessGroup>& groups);
   std::vector<ProcessGroup> process_groups() const;
   // The ends and tag of each point-to-point node written (by node index).
@@ -114,18 +121,11 @@ std::vector<ProcessGroup> SimReady::process_groups() const {
   return {};
 }
 
-bool SimReady::point_to_point(ChakraNode& c, const EtPlusNode& n, NodeKind kind, std::uint64_t rank,
+bool SimReady::point_to_point(ChakraNode& c, const EtPlusNode& n, std::uint64_t rank,
                               const std::vector<ProcessGroup>& groups) {
   std::string why;
-  std::optional<std::uint64_t> peer;
-  if (!n.p2p_peer || !n.p2p_tag || !n.comm_size) {
-    why = "its inputs are not (tensors, group, peer, tag)";
-  } else if (*n.p2p_tag < 0 || *n.p2p_tag > std::numeric_limits<std::int32_t>::max()) {
-    why = "its tag " + std::to_string(*n.p2p_tag) + " is out of ASTRA-sim's range";
-  } else {
-    peer = global_rank_of(groups, n.pg_name, *n.p2p_peer, why);
-  }
-  if (!peer) {
+  const auto m = p2p_message(n, n.pg_name, rank, groups, why);
+  if (!m) {
     if (stats_.p2p_unmapped++ == 0) stats_.p2p_unmapped_why = "node " + std::to_string(n.id) + " (" + n.name + "): " + why;
     return true;
   }
@@ -134,33 +134,29 @@ bool SimReady::point_to_point(ChakraNode& c, const EtPlusNode& n, NodeKind kind,
     graph_.error = "node " + std::to_string(n.id) + " (" + n.name + "): its attributes do not parse";
     return false;
   }
-  const P2pEnds ends = p2p_ends(kind == NodeKind::comm_send, rank, *peer);
-  p2p_ends_[c.index] = {static_cast<std::int64_t>(ends.src), static_cast<std::int64_t>(ends.dst), *n.p2p_tag};
-  c.kind = kind;
-  c.comm = encoder_.p2p(*n.comm_size, ends.src, ends.dst, *n.p2p_tag, n.pg_name);
+  p2p_ends_[c.index] = {static_cast<std::int64_t>(m->ends.src), static_cast<std::int64_t>(m->ends.dst), m->tag};
+  c.kind = m->kind;
+  c.comm = encoder_.p2p(m->bytes, m->ends.src, m->ends.dst, m->tag, n.pg_name);
   c.tail = std::move(tail);
-  ++(kind == NodeKind::comm_send ? graph_.stats.sends : graph_.stats.receives);
-  ++stats_.p2p;
-  auto& count = stats_.p2p_messages[{static_cast<std::int64_t>(ends.src), static_cast<std::int64_t>(ends.dst),
-                                     *n.p2p_tag, *n.comm_size}];
-  ++(kind == NodeKind::comm_send ? count.sends : count.receives);
+  ++(m->kind == NodeKind::comm_send ? graph_.stats.sends : graph_.stats.receives);
+  stats_.count_message(*m);
   return true;
 }
 
 bool SimReady::host_collectives(std::optional<std::uint64_t> rank) {
   // NCCL kernels already are the rank's communication: its c10d ops are
   // only their launchers then.
+  groups_ = process_groups();
   const GraphStats& s = graph_.stats;
   if (s.collectives + s.sends + s.receives > 0) return true;
-  groups_ = process_groups();
   const std::vector<ProcessGroup>& groups = groups_;
   for (ChakraNode& c : graph_.nodes) {
     const EtPlusNode& n = nodes_[c.index];
     if (c.kind != NodeKind::comp || n.gpu) continue;
-    if (const auto p2p = host_p2p_kind(n.name)) {
+    if (host_p2p_kind(n.name)) {
       if (!rank) {
         if (stats_.p2p_unmapped++ == 0) stats_.p2p_unmapped_why = "the file's rank is not known";
-      } else if (!point_to_point(c, n, *p2p, *rank, groups)) {
+      } else if (!point_to_point(c, n, *rank, groups)) {
         return false;
       }
       continue;
@@ -386,6 +382,36 @@ void SimReady::comm_samples() {
   }
 }
 
+void SimReady::end_on_compute() {
+  std::unordered_set<std::uint64_t> waited_for;
+  std::uint64_t next_id = 0;
+  for (const ChakraNode& c : graph_.nodes) {
+    waited_for.insert(c.data_deps.begin(), c.data_deps.end());
+    if (c.ctrl_dep) waited_for.insert(*c.ctrl_dep);
+    next_id = std::max(next_id, c.id.value_or(nodes_[c.index].id) + 1);
+  }
+  for (const EtPlusNode& n : nodes_) next_id = std::max(next_id, n.id + 1);
+  ChakraNode done;
+  for (const ChakraNode& c : graph_.nodes) {
+    if (c.kind != NodeKind::comm_coll && c.kind != NodeKind::comm_send && c.kind != NodeKind::comm_recv) continue;
+    const std::uint64_t id = c.id.value_or(nodes_[c.index].id);
+    if (waited_for.count(id)) continue;
+    done.data_deps.push_back(id);
+    // Any node's: the name, tail and time written are the node's own.
+    done.index = c.index;
+  }
+  if (done.data_deps.empty()) return;
+  TailFields tail;
+  tail.is_cpu_op = false;
+  done.id = next_id;
+  done.comm_done = true;
+  done.duration = 0;
+  done.tail = encoder_.tail(tail);
+  stats_.comm_sinks = done.data_deps.size();
+  graph_.nodes.push_back(std::move(done));
+  ++graph_.stats.written;
+}
+
 }  // namespace
 
 std::uint64_t MicrosCarry::add(std::int64_t ns) {
@@ -403,7 +429,7 @@ bool make_sim_ready(const EtPlus& trace, ChakraGraph& graph, NodeEncoder& encode
   SimReady pass(trace, graph, encoder, stats ? *stats : local);
   pass.drop_missing_ctrl_deps();
   pass.metadata_as_compute();
-  if (!pass.host_collectives(options.rank)) {
+  if (!pass.host_collectives(options.rank) || !pass.nccl_messages(trace, options.rank)) {
     graph.ok = false;
     return false;
   }
@@ -416,6 +442,7 @@ bool make_sim_ready(const EtPlus& trace, ChakraGraph& graph, NodeEncoder& encode
       stats->cost_refused = options.op_cost_refused;
     }
   }
+  pass.end_on_compute();  // last: the passes above read each node's ET+ node
   return true;
 }
 

@@ -17,7 +17,9 @@
 //      Its c10d::send and c10d::recv_ become COMM_SEND and COMM_RECV nodes
 //      with comm_src, comm_dst (global ranks), comm_tag and comm_size, which
 //      ASTRA-sim matches across ranks (issue #50: a pipeline's stages ran as
-//      independent jobs without them).
+//      independent jobs without them). On a rank with NCCL kernels, its
+//      SendRecv kernels get the same attributes from the ops that issued
+//      them (nccl_p2p.h), one message node per op of a coalesced group.
 //   3. Timeline durations (`gaps`, on by default): on each host thread the
 //      time between top-level ops (Python, the data loader, the optimizer's
 //      bookkeeping: mlcommons/chakra#220) is folded into the following
@@ -30,6 +32,17 @@
 //      nested under it count where they ran, and a gap while it is
 //      outstanding is the thread waiting for it, which the comm node
 //      stands for, so it is not folded in.
+//   4. A rank whose comm nodes include one that nothing waits for (an NCCL
+//      kernel: Chakra's graph hangs it on its launcher, and nothing on it)
+//      gets one GPU node of no duration, kCommDoneName (chakra_graph.h),
+//      after all of them: ASTRA-sim (518bd51) throws in its statistics
+//      (Statistics::extract_comp_comm_overlap, "Only GPU and COMM types are
+//      supported", on any rank that ran a CPU node) as each rank finishes;
+//      where the rank's last node ends on compute, Sys::call_events catches
+//      it, but where a send or receive ends it, in the network's callback,
+//      nothing does, and the simulator aborts before the other ranks end
+//      (a 1F1B pipeline over NCCL, every time). The rank's work is not done
+//      before its messages are, so the node adds no time.
 #pragma once
 
 #include <array>
@@ -42,6 +55,7 @@
 #include "convert/et_encoding.h"
 #include "convert/et_plus_reader.h"
 #include "convert/network_fit.h"
+#include "convert/p2p_ranks.h"
 
 namespace chakrashim::tools::convert {
 
@@ -62,7 +76,8 @@ struct ConvertOptions {
   std::string op_cost_refused;
   // The file's rank: point-to-point ops (c10d::send, c10d::recv_) on a rank
   // without NCCL kernels become COMM_SEND / COMM_RECV nodes with global
-  // comm_src and comm_dst (p2p_ranks.h); unknown, they stay compute.
+  // comm_src and comm_dst (p2p_ranks.h), and NCCL's send/recv kernels get
+  // them from those ops (nccl_p2p.h); unknown, they stay compute.
   std::optional<std::uint64_t> rank;
 };
 
@@ -94,6 +109,18 @@ struct SimReadyStats {
     std::uint64_t sends = 0, receives = 0;
   };
   std::map<std::array<std::int64_t, 4>, P2pCount> p2p_messages;
+  // One more message written: p2p and p2p_messages.
+  void count_message(const P2pMessage& m) {
+    ++p2p;
+    auto& seen = p2p_messages[{static_cast<std::int64_t>(m.ends.src), static_cast<std::int64_t>(m.ends.dst), m.tag,
+                               m.bytes}];
+    ++(m.kind == NodeKind::comm_send ? seen.sends : seen.receives);
+  }
+  // NCCL SendRecv kernels that carried a batch_isend_irecv group of more
+  // than one op, and the messages written for them (nccl_p2p.h).
+  std::uint64_t nccl_group_kernels = 0, nccl_group_messages = 0;
+  // 4.: the comm nodes nothing waited for, which kCommDoneName waits for.
+  std::uint64_t comm_sinks = 0;
   // Each comm node's time as the job measured it (its backend's async
   // record), keyed so that the same op on every rank has the same key (its
   // kind, group or ends, and its place among them on the rank), for the

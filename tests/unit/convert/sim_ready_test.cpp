@@ -47,7 +47,7 @@ SimBuilt sim_build(const EtPlus& trace, ConvertOptions options = {}) {
   b.graph = build_chakra_graph(trace, encoder);
   EXPECT_TRUE(b.graph.ok) << b.graph.error;
   EXPECT_TRUE(make_sim_ready(trace, b.graph, encoder, options, &b.stats)) << b.graph.error;
-  for (const auto& c : b.graph.nodes) b.by_id[trace.nodes[c.index].id] = &c;
+  for (const auto& c : b.graph.nodes) b.by_id[c.id.value_or(trace.nodes[c.index].id)] = &c;
   return b;
 }
 
@@ -384,6 +384,24 @@ TEST(SimReady, RanksWithNcclKernelsKeepTheirHostCollectivesAsCompute) {
   EXPECT_EQ(b.graph.stats.collectives, 1u);
   EXPECT_EQ(b.at(6).kind, NodeKind::comp);
   EXPECT_EQ(b.at(9).kind, NodeKind::comm_coll);
+  // Nothing waits for the kernel in Chakra's graph: the rank ends on a GPU
+  // node of no time after it, not on the collective (sim_ready.h, 4.).
+  const ChakraNode& done = b.graph.nodes.back();
+  EXPECT_TRUE(done.comm_done);
+  EXPECT_EQ(done.id, std::optional<std::uint64_t>(10));
+  EXPECT_EQ(done.kind, NodeKind::comp);
+  EXPECT_EQ(done.data_deps, std::vector<std::uint64_t>{9});
+  EXPECT_EQ(done.duration, std::optional<std::uint64_t>(0));
+  EXPECT_FALSE(cpu_op_of(done.tail));
+  EXPECT_EQ(b.stats.comm_sinks, 1u);
+  EXPECT_EQ(b.graph.stats.written, b.graph.nodes.size());
+}
+
+TEST(SimReady, HostCommNodesThatTheThreadWaitsForNeedNoEndNode) {
+  NodeEncoder encoder;
+  const SimBuilt b = sim_build(gloo_step(encoder));
+  EXPECT_EQ(b.stats.comm_sinks, 0u);
+  for (const auto& c : b.graph.nodes) EXPECT_FALSE(c.comm_done);
 }
 
 }  // namespace

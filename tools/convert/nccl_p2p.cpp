@@ -1,0 +1,314 @@
+#include "convert/nccl_p2p.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <string>
+#include <unordered_map>
+
+#include "convert/node_rules.h"
+#include "convert/p2p_ranks.h"
+
+namespace chakrashim::tools::convert {
+
+namespace {
+
+constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+
+struct Message : P2pMessage {
+  std::string pg_name;
+};
+
+class NcclMessages {
+ public:
+  NcclMessages(const EtPlus& trace, ChakraGraph& graph, NodeEncoder& encoder, SimReadyStats& stats)
+      : nodes_(trace.nodes), graph_(graph), encoder_(encoder), stats_(stats) {
+    index_.reserve(nodes_.size());
+    for (std::uint32_t i = 0; i < nodes_.size(); ++i) index_.emplace(nodes_[i].id, i);
+  }
+
+  bool run(std::optional<std::uint64_t> rank, const std::vector<ProcessGroup>& groups);
+
+ private:
+  std::uint32_t parent_of(std::uint32_t i) const {
+    if (!nodes_[i].parent) return kNone;
+    const auto it = index_.find(*nodes_[i].parent);
+    return it == index_.end() || it->second == i ? kNone : it->second;
+  }
+  // The first ancestor that is a host point-to-point op, or kNone.
+  std::uint32_t issuing_op(std::uint32_t kernel) const;
+  std::uint32_t thread_of(std::uint32_t i) const;
+  // The ops each kernel (graph position) carries, in time order.
+  std::map<std::size_t, std::vector<std::uint32_t>> carried(std::vector<std::size_t>& kernels);
+  std::optional<Message> message(std::uint32_t op, const EtPlusNode& kernel, std::uint64_t rank,
+                                 const std::vector<ProcessGroup>& groups, std::string& why) const;
+  void unmapped(std::size_t k, const std::string& why);
+  // Each message's time as the job measured it (its kernel's), for the
+  // network fit (network_fit.h).
+  void samples(const std::map<std::size_t, std::vector<Message>>& mapped);
+  // Orders each message as it ran against the GPU's other work (below).
+  void order_as_ran(const std::map<std::size_t, std::vector<Message>>& mapped);
+  // The graph's count of sends or receives, which the converter made one
+  // a kernel.
+  std::uint64_t& counted(NodeKind kind) {
+    return kind == NodeKind::comm_send ? graph_.stats.sends : graph_.stats.receives;
+  }
+
+  const std::vector<EtPlusNode>& nodes_;
+  ChakraGraph& graph_;
+  NodeEncoder& encoder_;
+  SimReadyStats& stats_;
+  std::unordered_map<std::uint64_t, std::uint32_t> index_;
+};
+
+std::uint32_t NcclMessages::issuing_op(std::uint32_t kernel) const {
+  std::uint32_t p = parent_of(kernel);
+  for (std::size_t hops = 0; p != kNone && hops < 64; ++hops, p = parent_of(p)) {
+    if (!nodes_[p].gpu && host_p2p_kind(nodes_[p].name)) return p;
+    if (is_root_name(nodes_[p].name)) break;
+  }
+  return kNone;
+}
+
+std::uint32_t NcclMessages::thread_of(std::uint32_t i) const {
+  std::uint32_t p = i;
+  for (std::size_t hops = 0; p != kNone && hops <= nodes_.size(); ++hops, p = parent_of(p)) {
+    if (is_root_name(nodes_[p].name)) return p;
+  }
+  return kNone;
+}
+
+std::map<std::size_t, std::vector<std::uint32_t>> NcclMessages::carried(std::vector<std::size_t>& kernels) {
+  // Each kernel's issuing op; a second kernel under the same op (not seen
+  // from ProcessGroupNCCL) is not guessed at.
+  std::unordered_map<std::uint32_t, std::size_t> kernel_of;  // op -> graph position
+  std::map<std::size_t, std::vector<std::uint32_t>> out;
+  for (const std::size_t k : kernels) {
+    const std::uint32_t op = issuing_op(graph_.nodes[k].index);
+    if (op == kNone) {
+      unmapped(k, "no c10d::send or c10d::recv_ above it in the ET (a batch_isend_irecv group whose kernel the link "
+                  "put under another op?)");
+    } else if (!kernel_of.emplace(op, k).second) {
+      unmapped(k, "another kernel of the same op " + std::to_string(nodes_[op].id) + " (" + nodes_[op].name +
+                      ") was taken as its message");
+    } else {
+      out[k];
+    }
+  }
+  // Per thread in time order: ops without a kernel wait for the next op
+  // that has one (a batch_isend_irecv group: its kernel runs them all).
+  std::map<std::uint32_t, std::vector<std::uint32_t>> threads;
+  for (std::uint32_t i = 0; i < nodes_.size(); ++i) {
+    if (nodes_[i].gpu || !nodes_[i].timed || !host_p2p_kind(nodes_[i].name)) continue;
+    threads[thread_of(i)].push_back(i);
+  }
+  for (auto& [thread, ops] : threads) {
+    std::stable_sort(ops.begin(), ops.end(),
+                     [this](std::uint32_t a, std::uint32_t b) { return nodes_[a].ts_ns < nodes_[b].ts_ns; });
+    std::vector<std::uint32_t> pending;
+    for (const std::uint32_t op : ops) {
+      pending.push_back(op);
+      const auto k = kernel_of.find(op);
+      if (k == kernel_of.end()) continue;
+      out[k->second] = std::move(pending);
+      pending.clear();
+    }
+  }
+  // A kernel whose op is not timed (no "ts") carries that op alone.
+  for (const auto& [op, k] : kernel_of) {
+    if (out[k].empty()) out[k].push_back(op);
+  }
+  return out;
+}
+
+std::optional<Message> NcclMessages::message(std::uint32_t op, const EtPlusNode& kernel, std::uint64_t rank,
+                                             const std::vector<ProcessGroup>& groups, std::string& why) const {
+  const EtPlusNode& n = nodes_[op];
+  Message m;
+  // The host op names its group where chakrashim recorded it; the kernel,
+  // where Kineto copied "Process Group Name" from record_param_comms.
+  m.pg_name = n.pg_name.empty() ? kernel.pg_name : n.pg_name;
+  const auto p2p = p2p_message(n, m.pg_name, rank, groups, why);
+  if (!p2p) {
+    why = "node " + std::to_string(n.id) + " (" + n.name + "): " + why;
+    return std::nullopt;
+  }
+  static_cast<P2pMessage&>(m) = *p2p;
+  return m;
+}
+
+void NcclMessages::unmapped(std::size_t k, const std::string& why) {
+  ChakraNode& c = graph_.nodes[k];
+  --counted(c.kind);
+  c.kind = NodeKind::comp;  // on the GPU still: its tail says is_cpu_op false
+  c.comm.clear();
+  if (stats_.p2p_unmapped++ == 0) {
+    const EtPlusNode& n = nodes_[c.index];
+    stats_.p2p_unmapped_why = "kernel " + std::to_string(n.id) + " (" + n.name + "): " + why;
+  }
+}
+
+bool NcclMessages::run(std::optional<std::uint64_t> rank, const std::vector<ProcessGroup>& groups) {
+  std::vector<std::size_t> kernels;
+  for (std::size_t k = 0; k < graph_.nodes.size(); ++k) {
+    const ChakraNode& c = graph_.nodes[k];
+    if ((c.kind == NodeKind::comm_send || c.kind == NodeKind::comm_recv) && nodes_[c.index].gpu &&
+        is_send_recv_kernel(nodes_[c.index].name))
+      kernels.push_back(k);
+  }
+  if (kernels.empty()) return true;
+  if (!rank) {
+    for (const std::size_t k : kernels) unmapped(k, "the file's rank is not known");
+    return true;
+  }
+  // Each kernel's messages, where every op it carries can be told.
+  std::map<std::size_t, std::vector<Message>> mapped;
+  for (auto& [k, ops] : carried(kernels)) {
+    const EtPlusNode& kernel = nodes_[graph_.nodes[k].index];
+    std::vector<Message> messages;
+    std::string why;
+    for (const std::uint32_t op : ops) {
+      auto m = message(op, kernel, *rank, groups, why);
+      if (!m) break;
+      messages.push_back(std::move(*m));
+    }
+    if (messages.size() != ops.size()) unmapped(k, why);
+    else mapped.emplace(k, std::move(messages));
+  }
+  order_as_ran(mapped);
+  std::uint64_t next_id = 0;
+  for (const EtPlusNode& n : nodes_) next_id = std::max(next_id, n.id + 1);
+  for (const ChakraNode& c : graph_.nodes) {
+    if (c.id) next_id = std::max(next_id, *c.id + 1);
+  }
+  // Kernel id -> the ids of its copies, for the deps on it.
+  std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> copies;
+  std::vector<ChakraNode> added;
+  samples(mapped);
+  for (const auto& [k, messages] : mapped) {
+    const EtPlusNode& kernel = nodes_[graph_.nodes[k].index];
+    std::string tail = graph_.nodes[k].tail.empty() ? encoder_.device_tail(kernel.tail) : graph_.nodes[k].tail;
+    if (tail.empty()) {
+      graph_.error = "node " + std::to_string(kernel.id) + " (" + kernel.name + "): its attributes do not parse";
+      return false;
+    }
+    --counted(graph_.nodes[k].kind);
+    if (messages.size() > 1) {
+      ++stats_.nccl_group_kernels;
+      stats_.nccl_group_messages += messages.size();
+    }
+    for (std::size_t i = 0; i < messages.size(); ++i) {
+      const Message& m = messages[i];
+      ChakraNode c = graph_.nodes[k];
+      c.kind = m.kind;
+      c.comm = encoder_.p2p(m.bytes, m.ends.src, m.ends.dst, m.tag, m.pg_name);
+      c.tail = tail;
+      ++counted(m.kind);
+      stats_.count_message(m);
+      if (i == 0) {
+        graph_.nodes[k] = std::move(c);
+        continue;
+      }
+      c.id = next_id++;
+      copies[kernel.id].push_back(*c.id);
+      added.push_back(std::move(c));
+    }
+  }
+  if (copies.empty()) return true;
+  const auto on_copies_too = [&copies](ChakraNode& c) {
+    const std::size_t n = c.data_deps.size();
+    for (std::size_t d = 0; d < n; ++d) {
+      const auto it = copies.find(c.data_deps[d]);
+      if (it != copies.end()) c.data_deps.insert(c.data_deps.end(), it->second.begin(), it->second.end());
+    }
+  };
+  for (ChakraNode& c : graph_.nodes) on_copies_too(c);
+  for (ChakraNode& c : added) on_copies_too(c);  // a group's kernel after another's
+  // Their ids follow every other: the nodes stay in id order.
+  graph_.stats.written += added.size();
+  for (ChakraNode& c : added) graph_.nodes.push_back(std::move(c));
+  return true;
+}
+
+void NcclMessages::samples(const std::map<std::size_t, std::vector<Message>>& mapped) {
+  // Keyed as the host messages are (sim_ready.cpp comm_samples): the same
+  // message on both ranks has the same key. A group's kernel took its time
+  // for all of its messages, which went out together.
+  std::vector<std::size_t> order;
+  for (const auto& [k, messages] : mapped) {
+    if (nodes_[graph_.nodes[k].index].timed) order.push_back(k);
+  }
+  std::stable_sort(order.begin(), order.end(), [this](std::size_t a, std::size_t b) {
+    return nodes_[graph_.nodes[a].index].ts_ns < nodes_[graph_.nodes[b].index].ts_ns;
+  });
+  std::map<std::string, std::uint64_t> ordinal;
+  for (const std::size_t k : order) {
+    const EtPlusNode& kernel = nodes_[graph_.nodes[k].index];
+    for (const Message& m : mapped.at(k)) {
+      CommSample s;
+      s.shape = CommShape::p2p;
+      s.bytes = m.bytes;
+      s.took_ns = kernel.inclusive_ns;
+      std::string key = "p2p " + std::to_string(m.ends.src) + ">" + std::to_string(m.ends.dst) + " tag " +
+                        std::to_string(m.tag) + " bytes " + std::to_string(m.bytes);
+      key += " #" + std::to_string(ordinal[key]++);
+      if (s.took_ns > 0) stats_.comm_samples[key] = s;
+    }
+  }
+}
+
+void NcclMessages::order_as_ran(const std::map<std::size_t, std::vector<Message>>& mapped) {
+  // The GPU nodes written, per stream, by start.
+  std::map<std::int64_t, std::vector<std::size_t>> streams;
+  for (std::size_t k = 0; k < graph_.nodes.size(); ++k) {
+    const EtPlusNode& n = nodes_[graph_.nodes[k].index];
+    if (n.gpu && n.timed) streams[n.stream.value_or(0)].push_back(k);
+  }
+  const auto start = [this](std::size_t k) { return nodes_[graph_.nodes[k].index].ts_ns; };
+  const auto end = [this](std::size_t k) {
+    const EtPlusNode& n = nodes_[graph_.nodes[k].index];
+    return n.ts_ns + n.inclusive_ns;
+  };
+  for (auto& [stream, list] : streams) {
+    std::stable_sort(list.begin(), list.end(), [&](std::size_t a, std::size_t b) { return start(a) < start(b); });
+  }
+  const auto add_dep = [this](std::size_t on, std::size_t k) {
+    std::vector<std::uint64_t>& deps = graph_.nodes[k].data_deps;
+    const std::uint64_t id = nodes_[graph_.nodes[on].index].id;
+    if (std::find(deps.begin(), deps.end(), id) == deps.end()) deps.push_back(id);
+  };
+  for (const auto& [k, messages] : mapped) {
+    const EtPlusNode& kernel = nodes_[graph_.nodes[k].index];
+    if (!kernel.timed) continue;
+    const bool receives = std::any_of(messages.begin(), messages.end(),
+                                      [](const Message& m) { return m.kind == NodeKind::comm_recv; });
+    for (const auto& [stream, list] : streams) {
+      // The last node of the stream that ended before the message began:
+      // the work it waited for (its data, on the compute stream).
+      std::size_t before = kNone;
+      for (const std::size_t j : list) {
+        if (start(j) >= kernel.ts_ns) break;
+        if (j != k && end(j) <= kernel.ts_ns) before = j;
+      }
+      if (before != kNone) add_dep(before, k);
+      if (!receives) continue;
+      // The first that began after it ended: the work that waited for
+      // what it received.
+      const auto after = std::find_if(list.begin(), list.end(), [&](std::size_t j) {
+        return j != k && start(j) >= end(k);
+      });
+      if (after != list.end()) add_dep(k, *after);
+    }
+  }
+}
+
+}  // namespace
+
+bool nccl_point_to_point(const EtPlus& trace, ChakraGraph& graph, NodeEncoder& encoder,
+                         std::optional<std::uint64_t> rank, const std::vector<ProcessGroup>& groups,
+                         SimReadyStats& stats) {
+  NcclMessages pass(trace, graph, encoder, stats);
+  return pass.run(rank, groups);
+}
+
+}  // namespace chakrashim::tools::convert
