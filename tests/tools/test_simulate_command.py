@@ -108,6 +108,7 @@ class SimulateCommand(unittest.TestCase):
                          FAKE_ASTRA_CYCLES=",".join("%d:%d" % kv for kv in (cycles or {}).items()))
         if path_has_fake:
             e["PATH"] = os.path.dirname(self.fake) + ":" + e.get("PATH", "")
+            e.pop("ASTRA_SIM_BIN", None)  # the caller's, where the suite runs with a real one
         else:
             e["ASTRA_SIM_BIN"] = self.fake
         e.update(env or {})

@@ -13,7 +13,7 @@ namespace chakrashim::tools::convert {
 
 namespace {
 
-constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+constexpr std::uint32_t kNoNode = std::numeric_limits<std::uint32_t>::max();
 
 struct Message : P2pMessage {
   std::string pg_name;
@@ -31,11 +31,11 @@ class NcclMessages {
 
  private:
   std::uint32_t parent_of(std::uint32_t i) const {
-    if (!nodes_[i].parent) return kNone;
+    if (!nodes_[i].parent) return kNoNode;
     const auto it = index_.find(*nodes_[i].parent);
-    return it == index_.end() || it->second == i ? kNone : it->second;
+    return it == index_.end() || it->second == i ? kNoNode : it->second;
   }
-  // The first ancestor that is a host point-to-point op, or kNone.
+  // The first ancestor that is a host point-to-point op, or kNoNode.
   std::uint32_t issuing_op(std::uint32_t kernel) const;
   std::uint32_t thread_of(std::uint32_t i) const;
   // The ops each kernel (graph position) carries, in time order.
@@ -63,19 +63,19 @@ class NcclMessages {
 
 std::uint32_t NcclMessages::issuing_op(std::uint32_t kernel) const {
   std::uint32_t p = parent_of(kernel);
-  for (std::size_t hops = 0; p != kNone && hops < 64; ++hops, p = parent_of(p)) {
+  for (std::size_t hops = 0; p != kNoNode && hops < 64; ++hops, p = parent_of(p)) {
     if (!nodes_[p].gpu && host_p2p_kind(nodes_[p].name)) return p;
     if (is_root_name(nodes_[p].name)) break;
   }
-  return kNone;
+  return kNoNode;
 }
 
 std::uint32_t NcclMessages::thread_of(std::uint32_t i) const {
   std::uint32_t p = i;
-  for (std::size_t hops = 0; p != kNone && hops <= nodes_.size(); ++hops, p = parent_of(p)) {
+  for (std::size_t hops = 0; p != kNoNode && hops <= nodes_.size(); ++hops, p = parent_of(p)) {
     if (is_root_name(nodes_[p].name)) return p;
   }
-  return kNone;
+  return kNoNode;
 }
 
 std::map<std::size_t, std::vector<std::uint32_t>> NcclMessages::carried(std::vector<std::size_t>& kernels) {
@@ -85,7 +85,7 @@ std::map<std::size_t, std::vector<std::uint32_t>> NcclMessages::carried(std::vec
   std::map<std::size_t, std::vector<std::uint32_t>> out;
   for (const std::size_t k : kernels) {
     const std::uint32_t op = issuing_op(graph_.nodes[k].index);
-    if (op == kNone) {
+    if (op == kNoNode) {
       unmapped(k, "no c10d::send or c10d::recv_ above it in the ET (a batch_isend_irecv group whose kernel the link "
                   "put under another op?)");
     } else if (!kernel_of.emplace(op, k).second) {
@@ -285,12 +285,12 @@ void NcclMessages::order_as_ran(const std::map<std::size_t, std::vector<Message>
     for (const auto& [stream, list] : streams) {
       // The last node of the stream that ended before the message began:
       // the work it waited for (its data, on the compute stream).
-      std::size_t before = kNone;
+      std::size_t before = kNoNode;
       for (const std::size_t j : list) {
         if (start(j) >= kernel.ts_ns) break;
         if (j != k && end(j) <= kernel.ts_ns) before = j;
       }
-      if (before != kNone) add_dep(before, k);
+      if (before != kNoNode) add_dep(before, k);
       if (!receives) continue;
       // The first that began after it ended: the work that waited for
       // what it received.

@@ -59,6 +59,12 @@ class SimReady {
   }
   void timeline(std::int64_t op_cost_ns);
   void end_on_compute();  // 4. (sim_ready.h)
+  // The NCCL collectives' kernel times, for the network fit (network_fit.h).
+  void gpu_comm_samples();
+  // A collective's sample: its shape and ring size set in `s`, and its key
+  // (the same on every rank, before its ordinal); "" for a type the fit has
+  // no time model for.
+  std::string collective_sample(std::optional<CollKind> type, const std::string& pg_name, CommSample& s) const;
   void comm_samples();
 
  private:
@@ -360,15 +366,8 @@ void SimReady::comm_samples() {
       s.took_ns = took[k];
       std::string key;
       if (c.kind == NodeKind::comm_coll) {
-        const auto type = host_collective_kind(n.name);
-        if (!type || (*type != CollKind::all_reduce && *type != CollKind::all_gather &&
-                      *type != CollKind::reduce_scatter))
-          continue;  // no time model for it (network_fit.h)
-        s.shape = *type == CollKind::all_reduce ? CommShape::all_reduce : CommShape::half_ring;
-        s.npus = 0;
-        for (const ProcessGroup& g : groups_)
-          if (!n.pg_name.empty() && g.name == n.pg_name && !g.ranks.empty()) s.npus = g.ranks.size();
-        key = "coll " + n.pg_name + " " + std::to_string(static_cast<int>(*type));
+        key = collective_sample(host_collective_kind(n.name), n.pg_name, s);
+        if (key.empty()) continue;
       } else {
         const auto e = p2p_ends_.find(c.index);
         if (e == p2p_ends_.end()) continue;
@@ -379,6 +378,45 @@ void SimReady::comm_samples() {
       key += " #" + std::to_string(ordinal[key]++);
       if (s.took_ns > 0) stats_.comm_samples[key] = s;
     }
+  }
+}
+
+std::string SimReady::collective_sample(std::optional<CollKind> type, const std::string& pg_name,
+                                         CommSample& s) const {
+  if (!type || (*type != CollKind::all_reduce && *type != CollKind::all_gather && *type != CollKind::reduce_scatter))
+    return {};  // no time model for it (network_fit.h)
+  s.shape = *type == CollKind::all_reduce ? CommShape::all_reduce : CommShape::half_ring;
+  s.npus = 0;
+  for (const ProcessGroup& g : groups_)
+    if (!pg_name.empty() && g.name == pg_name && !g.ranks.empty()) s.npus = g.ranks.size();
+  return "coll " + pg_name + " " + std::to_string(static_cast<int>(*type));
+}
+
+void SimReady::gpu_comm_samples() {
+  // An NCCL collective's kernel runs from the moment its stream reaches it
+  // until the ring is done, the others' lateness included, as gloo's async
+  // record does for the host's: its time is the sample. Keyed as the host
+  // collectives are, in kernel start order (a rank's collectives of one
+  // group run in one order on every rank). Send/recv kernels are sampled
+  // by nccl_p2p.
+  std::vector<const ChakraNode*> kernels;
+  for (const ChakraNode& c : graph_.nodes) {
+    const EtPlusNode& n = nodes_[c.index];
+    if (c.kind == NodeKind::comm_coll && n.gpu && n.timed && !c.id) kernels.push_back(&c);
+  }
+  std::stable_sort(kernels.begin(), kernels.end(), [this](const ChakraNode* a, const ChakraNode* b) {
+    return nodes_[a->index].ts_ns < nodes_[b->index].ts_ns;
+  });
+  std::map<std::string, std::uint64_t> ordinal;
+  for (const ChakraNode* c : kernels) {
+    const EtPlusNode& n = nodes_[c->index];
+    CommSample s;
+    s.bytes = n.comm_size.value_or(0);
+    s.took_ns = n.inclusive_ns;
+    std::string key = collective_sample(collective_kind(n.name), n.pg_name, s);
+    if (key.empty()) continue;
+    key += " #" + std::to_string(ordinal[key]++);
+    if (s.took_ns > 0 && s.bytes > 0) stats_.comm_samples[key] = s;
   }
 }
 
@@ -434,6 +472,7 @@ bool make_sim_ready(const EtPlus& trace, ChakraGraph& graph, NodeEncoder& encode
     return false;
   }
   pass.comm_samples();
+  pass.gpu_comm_samples();
   if (options.gaps) {
     pass.timeline(options.op_cost_ns);
     if (stats != nullptr && options.op_cost_ns > 0) {

@@ -101,7 +101,7 @@ struct Built {
   }
 };
 
-Built build(const EtPlus& t, NodeEncoder& encoder, std::optional<std::uint64_t> rank) {
+Built build_sim(const EtPlus& t, NodeEncoder& encoder, std::optional<std::uint64_t> rank) {
   Built b;
   b.trace = &t;
   b.graph = build_chakra_graph(t, encoder);
@@ -121,7 +121,7 @@ TEST(NcclP2p, AKernelUnderItsSendOrRecvGetsTheEndsAndTagOfItsOp) {
   trace.p2p(20, "c10d::recv_", 1, 3, 256, 300, true);
   NodeEncoder encoder;
   const EtPlus& t = trace.done(encoder);
-  const Built b = build(t, encoder, 0);
+  const Built b = build_sim(t, encoder, 0);
   EXPECT_EQ(b.graph.stats.sends, 1u);
   EXPECT_EQ(b.graph.stats.receives, 1u);
   EXPECT_EQ(b.stats.p2p, 2u);
@@ -165,7 +165,7 @@ TEST(NcclP2p, ThePeerIsAGroupRankMappedToTheGlobalOne) {
   Trace trace(R"(['[{"pg_name": "0", "ranks": [], "group_size": 4}, {"pg_name": "5", "ranks": [1, 3], "group_size": 2}]'])");
   trace.p2p(10, "c10d::recv_", 0, 0, 64, 100, true, -1, "5");
   NodeEncoder encoder;
-  const Built b = build(trace.done(encoder), encoder, 3);
+  const Built b = build_sim(trace.done(encoder), encoder, 3);
   const auto a = b.comm(12);
   EXPECT_EQ(a.at("comm_src"), "1");
   EXPECT_EQ(a.at("comm_dst"), "3");
@@ -185,7 +185,7 @@ TEST(NcclP2p, ABatchGroupsOneKernelIsWrittenAsAMessagePerOpThatGoOutTogether) {
   trace.p2p(40, "c10d::send", 1, 1, 128, 600, true);
   NodeEncoder encoder;
   const EtPlus& t = trace.done(encoder);
-  const Built b = build(t, encoder, 0);
+  const Built b = build_sim(t, encoder, 0);
   EXPECT_EQ(b.stats.nccl_group_kernels, 1u);
   EXPECT_EQ(b.stats.nccl_group_messages, 2u);
   EXPECT_EQ(b.stats.p2p, 3u);
@@ -232,7 +232,7 @@ TEST(NcclP2p, AMessageWaitsForTheWorkBeforeItAndTheWorkAfterAReceiveWaitsForIt) 
   trace.gpu(31, 30, "void gemm_bwd()", 360, 20, kCompute);
   trace.gpu(32, 30, "void gemm_bwd2()", 400, 20, kCompute);
   NodeEncoder encoder;
-  const Built b = build(trace.done(encoder), encoder, 0);
+  const Built b = build_sim(trace.done(encoder), encoder, 0);
   EXPECT_TRUE(b.depends(12, 6)) << "the send leaves once its data is made";
   EXPECT_TRUE(b.depends(22, 12)) << "the NCCL stream runs in order";
   EXPECT_TRUE(b.depends(22, 6));
@@ -246,7 +246,7 @@ TEST(NcclP2p, AKernelWhoseMessageCannotBeToldIsComputeOnTheGpuAndSaid) {
   trace.p2p(10, "c10d::send", 1, 0, 512, 100, true);
   NodeEncoder encoder;
   const EtPlus& t = trace.done(encoder);
-  const Built unknown_rank = build(t, encoder, std::nullopt);
+  const Built unknown_rank = build_sim(t, encoder, std::nullopt);
   EXPECT_EQ(unknown_rank.at(12).kind, NodeKind::comp) << "a send without ends stops ASTRA-sim";
   EXPECT_TRUE(unknown_rank.at(12).comm.empty());
   EXPECT_EQ(unknown_rank.graph.stats.sends, 0u);
@@ -255,7 +255,7 @@ TEST(NcclP2p, AKernelWhoseMessageCannotBeToldIsComputeOnTheGpuAndSaid) {
 
   Trace subgroup(R"(['[{"pg_name": "0", "ranks": [], "group_size": 4}, {"pg_name": "1", "ranks": [1, 3], "group_size": 2}]'])");
   subgroup.p2p(10, "c10d::send", 1, 0, 512, 100, true, -1, "");
-  const Built unnamed = build(subgroup.done(encoder), encoder, 1);
+  const Built unnamed = build_sim(subgroup.done(encoder), encoder, 1);
   EXPECT_EQ(unnamed.at(12).kind, NodeKind::comp);
   EXPECT_NE(unnamed.stats.p2p_unmapped_why.find("names no process group"), std::string::npos)
       << unnamed.stats.p2p_unmapped_why;
@@ -265,7 +265,7 @@ TEST(NcclP2p, AKernelWhoseMessageCannotBeToldIsComputeOnTheGpuAndSaid) {
   elsewhere.add(10, 1, "c10d::recv_", 100, 20);
   elsewhere.add(11, 10, "record_param_comms", 102, 10);
   elsewhere.gpu(12, 11, kSendRecv, 130, 50, kNccl).comm_size = 8;
-  const Built orphan = build(elsewhere.done(encoder), encoder, 0);
+  const Built orphan = build_sim(elsewhere.done(encoder), encoder, 0);
   EXPECT_EQ(orphan.at(12).kind, NodeKind::comp);
   EXPECT_NE(orphan.stats.p2p_unmapped_why.find("inputs are not"), std::string::npos) << orphan.stats.p2p_unmapped_why;
 }
@@ -276,7 +276,7 @@ TEST(NcclP2p, RanksWithoutSendRecvKernelsAreLeftAlone) {
   trace.gpu(6, 5, "void gemm_fwd()", 100, 50, kCompute);
   NodeEncoder encoder;
   const EtPlus& t = trace.done(encoder);
-  const Built b = build(t, encoder, 0);
+  const Built b = build_sim(t, encoder, 0);
   EXPECT_EQ(b.stats.p2p, 0u);
   EXPECT_EQ(b.stats.p2p_unmapped, 0u);
   EXPECT_TRUE(b.at(6).data_deps == std::vector<std::uint64_t>{5});

@@ -395,6 +395,13 @@ TEST(SimReady, RanksWithNcclKernelsKeepTheirHostCollectivesAsCompute) {
   EXPECT_FALSE(cpu_op_of(done.tail));
   EXPECT_EQ(b.stats.comm_sinks, 1u);
   EXPECT_EQ(b.graph.stats.written, b.graph.nodes.size());
+  // The kernel's time is the network fit's sample, as gloo's record is.
+  ASSERT_EQ(b.stats.comm_samples.size(), 1u);
+  const CommSample& s = b.stats.comm_samples.begin()->second;
+  EXPECT_EQ(b.stats.comm_samples.begin()->first, "coll  0 #0");
+  EXPECT_EQ(s.shape, CommShape::all_reduce);
+  EXPECT_EQ(s.bytes, 8480);
+  EXPECT_EQ(s.took_ns, 800);
 }
 
 TEST(SimReady, HostCommNodesThatTheThreadWaitsForNeedNoEndNode) {
