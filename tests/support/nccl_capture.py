@@ -12,8 +12,9 @@ make_nccl(root) rewrites every rank of root/0_chakra and root/0_kineto in
 place: a record_param_comms child (ET node and cpu_op) under each
 point-to-point op, and a cudaLaunchKernel + kernel + ac2g flow under it; with
 group=N > 1 only under the last of every N point-to-point ops in time order,
-as if each N were one batch_isend_irecv (one kernel for them). It returns, per
-rank, (ops, kernels)."""
+as if each N were one batch_isend_irecv (one kernel for them); with compute
+(the default), a kernel on the compute stream under each aten::addmm and
+aten::mm. It returns, per rank, (point-to-point ops, their kernels)."""
 import glob
 import json
 import os
@@ -21,6 +22,8 @@ import os
 P2P = ("c10d::send", "c10d::recv_")
 KERNEL = "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"
 NCCL_STREAM = 20
+COMPUTE_STREAM = 7
+GEMMS = ("aten::addmm", "aten::mm")
 
 
 def _attr(node, name):
@@ -37,7 +40,7 @@ def _runs(p2p, size):
     return [ops[i:i + size] for i in range(0, len(ops), size)]
 
 
-def _rank(et_path, dev_path, group):
+def _rank(et_path, dev_path, group, compute):
     with open(et_path) as f:
         et = json.load(f)
     with open(dev_path) as f:
@@ -59,8 +62,35 @@ def _rank(et_path, dev_path, group):
     next_rf = max([max(by_rf), max(_attr(n, "rf_id") or 0 for n in nodes)] +
                   [e["args"]["External id"] for e in events if "External id" in e.get("args", {})]) + 1
     next_corr = 1
-    stream_free = 0.0
+    stream_free = {NCCL_STREAM: 0.0, COMPUTE_STREAM: 0.0}
     added_nodes, added_events = [], []
+
+    def launch(op, ext, launch_ts, launch_dur, stream, name, dur, args):
+        nonlocal next_corr
+        corr = next_corr
+        next_corr += 1
+        start = max(launch_ts + 5.0, stream_free[stream])
+        stream_free[stream] = start + dur + 1.0
+        kernel_args = {"External id": ext, "device": 0, "stream": stream, "correlation": corr}
+        kernel_args.update(args)
+        added_events.extend([
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": op["pid"], "tid": op["tid"],
+             "ts": launch_ts, "dur": launch_dur, "args": {"External id": ext, "cbid": 211, "correlation": corr}},
+            {"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": stream, "ts": start, "dur": dur,
+             "args": kernel_args},
+            {"ph": "s", "id": corr, "pid": op["pid"], "tid": op["tid"], "ts": launch_ts, "cat": "ac2g",
+             "name": "ac2g"},
+            {"ph": "f", "id": corr, "pid": 0, "tid": stream, "ts": start, "cat": "ac2g", "name": "ac2g",
+             "bp": "e"},
+        ])
+
+    # The model's matrix products run on the GPU's compute stream.
+    if compute:
+        for e in sorted((e for e in events if e.get("ph") == "X" and e.get("name") in GEMMS),
+                        key=lambda e: float(e["ts"])):
+            ts, dur = float(e["ts"]), float(e["dur"])
+            launch(e, e["args"]["External id"], ts + dur * 0.25, dur * 0.25, COMPUTE_STREAM,
+                   "sm90_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x32", 20.0, {})
     for n in sorted(p2p, key=lambda n: n["_ts"]):
         op = by_rf[_attr(n, "rf_id")]
         rf = next_rf
@@ -82,23 +112,9 @@ def _rank(et_path, dev_path, group):
                              "args": {"External id": rf, "Record function id": rf}})
         if n["id"] not in launching:
             continue
-        launch_ts = rpc_ts + rpc_dur * 0.25
-        corr = next_corr
-        next_corr += 1
-        start = max(launch_ts + 5.0, stream_free)
-        stream_free = start + 30.0 + 1.0
-        added_events += [
-            {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": op["pid"], "tid": op["tid"],
-             "ts": launch_ts, "dur": rpc_dur * 0.25, "args": {"External id": rf, "cbid": 211, "correlation": corr}},
-            {"ph": "X", "cat": "kernel", "name": KERNEL, "pid": 0, "tid": NCCL_STREAM, "ts": start, "dur": 30.0,
-             "args": {"External id": rf, "device": 0, "stream": NCCL_STREAM, "correlation": corr,
-                      "Collective name": "send" if n["name"] == "c10d::send" else "recv",
-                      "Process Group Name": "0", "Process Group Description": "default_pg"}},
-            {"ph": "s", "id": corr, "pid": op["pid"], "tid": op["tid"], "ts": launch_ts, "cat": "ac2g",
-             "name": "ac2g"},
-            {"ph": "f", "id": corr, "pid": 0, "tid": NCCL_STREAM, "ts": start, "cat": "ac2g", "name": "ac2g",
-             "bp": "e"},
-        ]
+        launch(op, rf, rpc_ts + rpc_dur * 0.25, rpc_dur * 0.25, NCCL_STREAM, KERNEL, 30.0,
+               {"Collective name": "send" if n["name"] == "c10d::send" else "recv",
+                "Process Group Name": "0", "Process Group Description": "default_pg"})
     for n in nodes:
         del n["_ts"]
     et["nodes"] = nodes + added_nodes
@@ -113,10 +129,10 @@ def _rank(et_path, dev_path, group):
     return len(p2p), len(launching)
 
 
-def make_nccl(root, group=1):
+def make_nccl(root, group=1, compute=True):
     out = {}
     for et_path in sorted(glob.glob(os.path.join(root, "0_chakra", "rank-*.json"))):
         name = os.path.basename(et_path)
         rank = int(name[len("rank-"):-len(".json")])
-        out[rank] = _rank(et_path, os.path.join(root, "0_kineto", name), group)
+        out[rank] = _rank(et_path, os.path.join(root, "0_kineto", name), group, compute)
     return out

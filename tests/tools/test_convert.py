@@ -386,6 +386,19 @@ class NcclPipeline(ConvertCase):
         self.assertNotIn("batch_isend_irecv", r.stdout)
         self.messages(made)
 
+    def test_the_file_path_writes_what_memory_does(self):
+        """The ET+ file path (link, then convert JOB_linked) reads each GPU
+        node's stream itself (the messages' order on the streams) and gives
+        the same bytes as the in-memory join."""
+        made = self.capture(2)
+        mem, text = (os.path.join(self.root, d, "rank") for d in ("mem", "text"))
+        self.assert_ok(convert(self.root, "--prefix", mem))
+        self.assert_ok(ct.run([ct.CLI, "link", self.root], env=ct.clean_env(), timeout=300))
+        self.assert_ok(convert(os.path.join(self.root, "0_linked"), "--prefix", text))
+        for rank in made:
+            with open("%s.%d.et" % (mem, rank), "rb") as a, open("%s.%d.et" % (text, rank), "rb") as b:
+                self.assertTrue(a.read() == b.read(), "rank %d: the in-memory .et differs from the file path's" % rank)
+
     def test_a_batch_isend_irecv_groups_one_kernel_is_a_message_per_op(self):
         made = self.capture(2)
         for rank, (ops, kernels) in made.items():
