@@ -284,19 +284,24 @@ void NcclMessages::order_as_ran(const std::map<std::size_t, std::vector<Message>
                                       [](const Message& m) { return m.kind == NodeKind::comm_recv; });
     for (const auto& [stream, list] : streams) {
       // The last node of the stream that ended before the message began:
-      // the work it waited for (its data, on the compute stream).
-      std::size_t before = kNoNode;
-      for (const std::size_t j : list) {
-        if (start(j) >= kernel.ts_ns) break;
-        if (j != k && end(j) <= kernel.ts_ns) before = j;
+      // the work it waited for (its data, on the compute stream). A
+      // stream runs one node at a time, so at most the one running then is
+      // passed over (a few steps, bounded: the pass stays O(log n) a
+      // message on captures of millions of kernels).
+      auto at = std::lower_bound(list.begin(), list.end(), kernel.ts_ns,
+                                 [&](std::size_t j, std::int64_t ts) { return start(j) < ts; });
+      for (int steps = 0; at != list.begin() && steps < 4; ++steps) {
+        const std::size_t j = *--at;
+        if (j == k || end(j) > kernel.ts_ns) continue;
+        add_dep(j, k);
+        break;
       }
-      if (before != kNoNode) add_dep(before, k);
       if (!receives) continue;
       // The first that began after it ended: the work that waited for
       // what it received.
-      const auto after = std::find_if(list.begin(), list.end(), [&](std::size_t j) {
-        return j != k && start(j) >= end(k);
-      });
+      auto after = std::lower_bound(list.begin(), list.end(), end(k),
+                                    [&](std::size_t j, std::int64_t ts) { return start(j) < ts; });
+      while (after != list.end() && *after == k) ++after;
       if (after != list.end()) add_dep(k, *after);
     }
   }
