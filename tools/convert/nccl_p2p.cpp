@@ -22,10 +22,7 @@ struct Message : P2pMessage {
 class NcclMessages {
  public:
   NcclMessages(const EtPlus& trace, ChakraGraph& graph, NodeEncoder& encoder, SimReadyStats& stats)
-      : nodes_(trace.nodes), graph_(graph), encoder_(encoder), stats_(stats) {
-    index_.reserve(nodes_.size());
-    for (std::uint32_t i = 0; i < nodes_.size(); ++i) index_.emplace(nodes_[i].id, i);
-  }
+      : nodes_(trace.nodes), graph_(graph), encoder_(encoder), stats_(stats) {}
 
   bool run(std::optional<std::uint64_t> rank, const std::vector<ProcessGroup>& groups);
 
@@ -39,10 +36,12 @@ class NcclMessages {
   std::uint32_t issuing_op(std::uint32_t kernel) const;
   std::uint32_t thread_of(std::uint32_t i) const;
   // The ops each kernel (graph position) carries, in time order.
-  std::map<std::size_t, std::vector<std::uint32_t>> carried(std::vector<std::size_t>& kernels);
+  std::map<std::size_t, std::vector<std::uint32_t>> carried(const std::vector<std::size_t>& kernels);
   std::optional<Message> message(std::uint32_t op, const EtPlusNode& kernel, std::uint64_t rank,
                                  const std::vector<ProcessGroup>& groups, std::string& why) const;
-  void unmapped(std::size_t k, const std::string& why);
+  // The kernel at graph position k written as GPU compute; `ops` the
+  // point-to-point ops it carried, counted as left unmapped.
+  void unmapped(std::size_t k, const std::string& why, std::size_t ops);
   // Each message's time as the job measured it (its kernel's), for the
   // network fit (network_fit.h).
   void samples(const std::map<std::size_t, std::vector<Message>>& mapped);
@@ -78,45 +77,81 @@ std::uint32_t NcclMessages::thread_of(std::uint32_t i) const {
   return kNoNode;
 }
 
-std::map<std::size_t, std::vector<std::uint32_t>> NcclMessages::carried(std::vector<std::size_t>& kernels) {
-  // Each kernel's issuing op; a second kernel under the same op (not seen
-  // from ProcessGroupNCCL) is not guessed at.
-  std::unordered_map<std::uint32_t, std::size_t> kernel_of;  // op -> graph position
-  std::map<std::size_t, std::vector<std::uint32_t>> out;
-  for (const std::size_t k : kernels) {
-    const std::uint32_t op = issuing_op(graph_.nodes[k].index);
-    if (op == kNoNode) {
-      unmapped(k, "no c10d::send or c10d::recv_ above it in the ET (a batch_isend_irecv group whose kernel the link "
-                  "put under another op?)");
-    } else if (!kernel_of.emplace(op, k).second) {
-      unmapped(k, "another kernel of the same op " + std::to_string(nodes_[op].id) + " (" + nodes_[op].name +
-                      ") was taken as its message");
-    } else {
-      out[k];
-    }
-  }
-  // Per thread in time order: ops without a kernel wait for the next op
-  // that has one (a batch_isend_irecv group: its kernel runs them all).
-  std::map<std::uint32_t, std::vector<std::uint32_t>> threads;
+std::map<std::size_t, std::vector<std::uint32_t>> NcclMessages::carried(const std::vector<std::size_t>& kernels) {
+  // Per host thread, in time order: its point-to-point ops, and every
+  // SendRecv kernel at its launcher's start, whatever the converter's rule
+  // made of it. A kernel carries the ops since the thread's last one: its
+  // own op (send, recv), or a batch_isend_irecv group, all of whose ops
+  // began before the launch. Ops that reach a kernel that is not theirs
+  // (one the link hung under another op, which the converter then wrote as
+  // an all-to-all), or no kernel before the window's end, are not guessed
+  // at: counted as unmapped, never handed to the next group.
+  struct Event {
+    std::int64_t ts;
+    int kernel;  // ops first at one time: a kernel is launched after its op began
+    std::uint32_t node;
+  };
+  std::unordered_map<std::uint32_t, std::size_t> ours;  // kernel's node -> graph position
+  for (const std::size_t k : kernels) ours.emplace(graph_.nodes[k].index, k);
+  std::map<std::uint32_t, std::vector<Event>> threads;
   for (std::uint32_t i = 0; i < nodes_.size(); ++i) {
-    if (nodes_[i].gpu || !nodes_[i].timed || !host_p2p_kind(nodes_[i].name)) continue;
-    threads[thread_of(i)].push_back(i);
+    const EtPlusNode& n = nodes_[i];
+    if (!n.gpu && n.timed && host_p2p_kind(n.name)) threads[thread_of(i)].push_back({n.ts_ns, 0, i});
   }
-  for (auto& [thread, ops] : threads) {
-    std::stable_sort(ops.begin(), ops.end(),
-                     [this](std::uint32_t a, std::uint32_t b) { return nodes_[a].ts_ns < nodes_[b].ts_ns; });
-    std::vector<std::uint32_t> pending;
-    for (const std::uint32_t op : ops) {
-      pending.push_back(op);
-      const auto k = kernel_of.find(op);
-      if (k == kernel_of.end()) continue;
-      out[k->second] = std::move(pending);
-      pending.clear();
+  std::map<std::size_t, std::vector<std::uint32_t>> out;
+  for (const ChakraNode& c : graph_.nodes) {
+    if (c.id || !nodes_[c.index].gpu || !is_send_recv_kernel(nodes_[c.index].name)) continue;
+    const std::uint32_t launcher = parent_of(c.index);
+    if (launcher != kNoNode && nodes_[launcher].timed) {
+      threads[thread_of(launcher)].push_back({nodes_[launcher].ts_ns, 1, c.index});
+      continue;
     }
+    const auto k = ours.find(c.index);
+    if (k == ours.end()) continue;
+    const std::uint32_t op = issuing_op(c.index);
+    if (op == kNoNode) unmapped(k->second, "no c10d::send or c10d::recv_ above it in the ET", 1);
+    else out[k->second] = {op};  // untimed: its own op alone
   }
-  // A kernel whose op is not timed (no "ts") carries that op alone.
-  for (const auto& [op, k] : kernel_of) {
-    if (out[k].empty()) out[k].push_back(op);
+  const auto drop = [this](const std::vector<std::uint32_t>& ops, const char* why) {
+    if (ops.empty()) return;
+    if (stats_.p2p_unmapped == 0) {
+      stats_.p2p_unmapped_why = "node " + std::to_string(nodes_[ops[0]].id) + " (" + nodes_[ops[0]].name + "): " + why;
+    }
+    stats_.p2p_unmapped += ops.size();
+  };
+  for (auto& [thread, events] : threads) {
+    std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+      return a.ts != b.ts ? a.ts < b.ts : a.kernel < b.kernel;
+    });
+    std::vector<std::uint32_t> pending;
+    for (const Event& e : events) {
+      if (!e.kernel) {
+        pending.push_back(e.node);
+        continue;
+      }
+      const auto k = ours.find(e.node);
+      if (k == ours.end()) {
+        drop(pending, "the NCCL kernel launched after it was not found under it or its group (the converter wrote it "
+                      "as another kind)");
+        pending.clear();
+        continue;
+      }
+      const std::uint32_t op = issuing_op(e.node);
+      const auto at = std::find(pending.begin(), pending.end(), op);
+      if (op == kNoNode || at == pending.end()) {
+        unmapped(k->second,
+                 op == kNoNode ? "no c10d::send or c10d::recv_ above it in the ET"
+                               : "its op " + std::to_string(nodes_[op].id) + " (" + nodes_[op].name +
+                                     ") was taken by another kernel",
+                 1);
+        drop(pending, "the NCCL kernel launched after it could not be told");
+        pending.clear();
+        continue;
+      }
+      out[k->second].assign(pending.begin(), at + 1);
+      pending.erase(pending.begin(), at + 1);
+    }
+    drop(pending, "no NCCL kernel of its own or of its group in the window");
   }
   return out;
 }
@@ -137,15 +172,16 @@ std::optional<Message> NcclMessages::message(std::uint32_t op, const EtPlusNode&
   return m;
 }
 
-void NcclMessages::unmapped(std::size_t k, const std::string& why) {
+void NcclMessages::unmapped(std::size_t k, const std::string& why, std::size_t ops) {
   ChakraNode& c = graph_.nodes[k];
   --counted(c.kind);
   c.kind = NodeKind::comp;  // on the GPU still: its tail says is_cpu_op false
   c.comm.clear();
-  if (stats_.p2p_unmapped++ == 0) {
+  if (stats_.p2p_unmapped == 0) {
     const EtPlusNode& n = nodes_[c.index];
     stats_.p2p_unmapped_why = "kernel " + std::to_string(n.id) + " (" + n.name + "): " + why;
   }
+  stats_.p2p_unmapped += ops;
 }
 
 bool NcclMessages::run(std::optional<std::uint64_t> rank, const std::vector<ProcessGroup>& groups) {
@@ -156,9 +192,11 @@ bool NcclMessages::run(std::optional<std::uint64_t> rank, const std::vector<Proc
         is_send_recv_kernel(nodes_[c.index].name))
       kernels.push_back(k);
   }
-  if (kernels.empty()) return true;
+  if (kernels.empty()) return true;  // a rank without them pays for nothing more
+  index_.reserve(nodes_.size());
+  for (std::uint32_t i = 0; i < nodes_.size(); ++i) index_.emplace(nodes_[i].id, i);
   if (!rank) {
-    for (const std::size_t k : kernels) unmapped(k, "the file's rank is not known");
+    for (const std::size_t k : kernels) unmapped(k, "the file's rank is not known", 1);
     return true;
   }
   // Each kernel's messages, where every op it carries can be told.
@@ -172,7 +210,7 @@ bool NcclMessages::run(std::optional<std::uint64_t> rank, const std::vector<Proc
       if (!m) break;
       messages.push_back(std::move(*m));
     }
-    if (messages.size() != ops.size()) unmapped(k, why);
+    if (messages.size() != ops.size()) unmapped(k, why, ops.size());
     else mapped.emplace(k, std::move(messages));
   }
   order_as_ran(mapped);
@@ -299,9 +337,11 @@ void NcclMessages::order_as_ran(const std::map<std::size_t, std::vector<Message>
       if (!receives) continue;
       // The first that began after it ended: the work that waited for
       // what it received.
+      // Strictly after it by (start, position), so that two receives of no
+      // time at one instant do not wait for each other.
       auto after = std::lower_bound(list.begin(), list.end(), end(k),
                                     [&](std::size_t j, std::int64_t ts) { return start(j) < ts; });
-      while (after != list.end() && *after == k) ++after;
+      while (after != list.end() && start(*after) == kernel.ts_ns && *after <= k) ++after;
       if (after != list.end()) add_dep(k, *after);
     }
   }

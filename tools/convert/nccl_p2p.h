@@ -18,9 +18,10 @@
 //     endCoalescing, after every op's record_param_comms closed. The link
 //     (Chakra's rule: skip "nccl:coalesced") puts it under the op that ran
 //     last, the group's last; the ops before it on the thread have no kernel.
-// So, on each host thread in time order, a point-to-point op without a
-// kernel of its own belongs to the next op's kernel: the kernel stands for
-// all of them. It is written as the first message, and a copy of it with a
+// So, on each host thread in time order, the point-to-point ops since the
+// thread's last SendRecv kernel belong to the next one, launched under the
+// last of them: the kernel stands for all of them (ops that reach a kernel
+// not theirs, or none, are counted as unmapped, not handed on). It is written as the first message, and a copy of it with a
 // new id (after every id of the file) for each further one, with the same
 // deps, so the group's messages go out together, as NCCL runs them (chained,
 // a group whose ops are a receive then a send on both stages would
@@ -32,7 +33,8 @@
 // its data. On the GPU they did wait (NCCL's stream waits for the compute
 // stream's event before the op; the compute stream waits for the work's
 // end event at work.wait()). So each message kernel is ordered as it ran:
-// it depends on, per stream, the last GPU node that ended before it began;
+// it depends on, per stream, the last GPU node that ended before it began
+// (looking back past at most a few still running then);
 // and the first GPU node of each stream that began after a receive ended
 // depends on the receive. Both only add edges from a node that ended to one
 // that began later, so they make no cycle; where the simulated network is
@@ -40,7 +42,8 @@
 // job's did (the stages are coupled).
 //
 // A kernel whose host op is not found, or whose peer cannot be told, is
-// written as compute (GPU) instead, counted in p2p_unmapped with the reason:
+// written as compute (GPU) instead, its ops counted in p2p_unmapped with the
+// reason:
 // left as a send or receive without ends, ASTRA-sim would stop at it.
 #pragma once
 

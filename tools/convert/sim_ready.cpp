@@ -421,6 +421,12 @@ void SimReady::gpu_comm_samples() {
 }
 
 void SimReady::end_on_compute() {
+  // GPU comm nodes only: a host comm node is in its thread's chain.
+  const auto gpu_comm = [this](const ChakraNode& c) {
+    return nodes_[c.index].gpu &&
+           (c.kind == NodeKind::comm_coll || c.kind == NodeKind::comm_send || c.kind == NodeKind::comm_recv);
+  };
+  if (std::none_of(graph_.nodes.begin(), graph_.nodes.end(), gpu_comm)) return;
   std::unordered_set<std::uint64_t> waited_for;
   std::uint64_t next_id = 0;
   for (const ChakraNode& c : graph_.nodes) {
@@ -431,7 +437,7 @@ void SimReady::end_on_compute() {
   for (const EtPlusNode& n : nodes_) next_id = std::max(next_id, n.id + 1);
   ChakraNode done;
   for (const ChakraNode& c : graph_.nodes) {
-    if (c.kind != NodeKind::comm_coll && c.kind != NodeKind::comm_send && c.kind != NodeKind::comm_recv) continue;
+    if (!gpu_comm(c)) continue;
     const std::uint64_t id = c.id.value_or(nodes_[c.index].id);
     if (waited_for.count(id)) continue;
     done.data_deps.push_back(id);

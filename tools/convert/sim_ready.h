@@ -32,8 +32,9 @@
 //      nested under it count where they ran, and a gap while it is
 //      outstanding is the thread waiting for it, which the comm node
 //      stands for, so it is not folded in.
-//   4. A rank whose comm nodes include one that nothing waits for (an NCCL
-//      kernel: Chakra's graph hangs it on its launcher, and nothing on it)
+//   4. A rank whose GPU comm nodes include one that nothing waits for (an
+//      NCCL kernel: Chakra's graph hangs it on its launcher, and nothing on
+//      it; a host comm node is in its thread's chain)
 //      gets one GPU node of no duration, kCommDoneName (chakra_graph.h),
 //      after all of them: ASTRA-sim (518bd51) throws in its statistics
 //      (Statistics::extract_comp_comm_overlap, "Only GPU and COMM types are

@@ -65,6 +65,7 @@ class Trace {
     return n;
   }
 
+  EtPlus& t() { return t_; }
   const EtPlus& done(NodeEncoder& encoder) {
     TailFields tail;
     for (auto& n : t_.nodes) {
@@ -268,6 +269,75 @@ TEST(NcclP2p, AKernelWhoseMessageCannotBeToldIsComputeOnTheGpuAndSaid) {
   const Built orphan = build_sim(elsewhere.done(encoder), encoder, 0);
   EXPECT_EQ(orphan.at(12).kind, NodeKind::comp);
   EXPECT_NE(orphan.stats.p2p_unmapped_why.find("inputs are not"), std::string::npos) << orphan.stats.p2p_unmapped_why;
+}
+
+TEST(NcclP2p, AGroupsOpsAreNeverHandedToTheNextGroupsKernel) {
+  // Group 1 (send, recv): its kernel hung under an op that ran after them,
+  // which the converter writes as an all-to-all; group 2 (send, recv): its
+  // kernel under its last op, as usual.
+  Trace trace;
+  trace.p2p(10, "c10d::send", 1, 0, 512, 100, false);
+  trace.p2p(20, "c10d::recv_", 1, 0, 256, 150, false);
+  trace.add(25, 1, "aten::empty", 180, 5);
+  trace.gpu(26, 25, kSendRecv, 300, 50, kNccl).comm_size = 8;
+  trace.p2p(30, "c10d::send", 1, 0, 512, 400, false);
+  trace.p2p(40, "c10d::recv_", 1, 0, 256, 450, true, 600);
+  NodeEncoder encoder;
+  const Built b = build_sim(trace.done(encoder), encoder, 0);
+  EXPECT_EQ(b.at(26).kind, NodeKind::comm_coll) << "the converter's own reading of it, left alone";
+  EXPECT_EQ(b.stats.nccl_group_messages, 2u) << "group 2's kernel carries group 2 only";
+  EXPECT_EQ(b.stats.p2p, 2u);
+  EXPECT_EQ(b.stats.p2p_unmapped, 2u) << "group 1's ops, said";
+  EXPECT_NE(b.stats.p2p_unmapped_why.find("node 10 (c10d::send)"), std::string::npos) << b.stats.p2p_unmapped_why;
+  EXPECT_EQ(b.graph.stats.sends, 1u);
+  EXPECT_EQ(b.graph.stats.receives, 1u);
+}
+
+TEST(NcclP2p, OpsWhoseKernelIsNotInTheWindowAreCounted) {
+  Trace trace;
+  trace.p2p(10, "c10d::send", 1, 0, 512, 100, true);
+  trace.p2p(20, "c10d::send", 1, 0, 512, 300, false);  // the window ended before its launch
+  NodeEncoder encoder;
+  const Built b = build_sim(trace.done(encoder), encoder, 0);
+  EXPECT_EQ(b.stats.p2p, 1u);
+  EXPECT_EQ(b.stats.p2p_unmapped, 1u);
+  EXPECT_NE(b.stats.p2p_unmapped_why.find("no NCCL kernel"), std::string::npos) << b.stats.p2p_unmapped_why;
+}
+
+TEST(NcclP2p, ReceivesOfNoTimeAtOneInstantDoNotWaitForEachOther) {
+  Trace trace;
+  trace.p2p(10, "c10d::recv_", 1, 0, 64, 100, false);
+  trace.gpu(12, 11, kSendRecv, 300, 0, kNccl).comm_size = 64;
+  trace.p2p(20, "c10d::recv_", 1, 1, 64, 150, false);
+  trace.gpu(22, 21, kSendRecv, 300, 0, kNccl + 1).comm_size = 64;
+  NodeEncoder encoder;
+  const Built b = build_sim(trace.done(encoder), encoder, 0);
+  ASSERT_EQ(b.stats.p2p, 2u);
+  EXPECT_FALSE(b.depends(12, 22) && b.depends(22, 12)) << "a cycle: ASTRA-sim would wait for ever";
+  EXPECT_TRUE(b.depends(22, 12)) << "the later in the graph waits";
+}
+
+TEST(NcclP2p, AMessageWaitsForTheLastNodeThatEndedNotTheOneStillRunning) {
+  Trace trace;
+  trace.add(5, 1, "aten::linear", 50, 10);
+  trace.gpu(6, 5, "void gemm_a()", 100, 100, kCompute);  // [100, 200)
+  trace.gpu(7, 5, "void gemm_b()", 210, 190, kCompute);  // [210, 400): running at 300
+  trace.p2p(10, "c10d::send", 1, 0, 512, 90, true, 300);
+  NodeEncoder encoder;
+  const Built b = build_sim(trace.done(encoder), encoder, 0);
+  EXPECT_TRUE(b.depends(12, 6));
+  EXPECT_FALSE(b.depends(12, 7)) << "it had not ended when the send began";
+}
+
+TEST(NcclP2p, EachMessageOfAKindIsItsOwnSample) {
+  Trace trace;
+  trace.p2p(10, "c10d::send", 1, 0, 512, 100, true, 200);
+  trace.p2p(20, "c10d::send", 1, 0, 512, 300, true, 400);
+  trace.t().nodes.back().inclusive_ns = 70000;
+  NodeEncoder encoder;
+  const Built b = build_sim(trace.done(encoder), encoder, 0);
+  EXPECT_EQ(b.stats.comm_samples.at("p2p 0>1 tag 0 bytes 512 #0").took_ns, 50000);
+  EXPECT_EQ(b.stats.comm_samples.at("p2p 0>1 tag 0 bytes 512 #1").took_ns, 70000);
 }
 
 TEST(NcclP2p, RanksWithoutSendRecvKernelsAreLeftAlone) {

@@ -404,11 +404,25 @@ TEST(SimReady, RanksWithNcclKernelsKeepTheirHostCollectivesAsCompute) {
   EXPECT_EQ(s.took_ns, 800);
 }
 
-TEST(SimReady, HostCommNodesThatTheThreadWaitsForNeedNoEndNode) {
+TEST(SimReady, HostCommNodesNeedNoEndNode) {
   NodeEncoder encoder;
   const SimBuilt b = sim_build(gloo_step(encoder));
   EXPECT_EQ(b.stats.comm_sinks, 0u);
   for (const auto& c : b.graph.nodes) EXPECT_FALSE(c.comm_done);
+  // Not even a thread that ends on a send nothing waits for: a gloo rank's
+  // output stays what it was (its comm nodes are in the thread's chain).
+  EtPlus t = pipeline_stage(encoder, R"(['[{"pg_name": "0", "ranks": [], "group_size": 2}]'])");
+  t.nodes.push_back(sim_node(9, 1, "c10d::send", 45000, 500, 500));
+  t.nodes.back().comm_size = 512;
+  t.nodes.back().p2p_peer = 1;
+  t.nodes.back().p2p_tag = 0;
+  t.nodes.back().tail = t.nodes[6].tail;
+  ConvertOptions options;
+  options.rank = 0;
+  const SimBuilt last_send = sim_build(t, options);
+  EXPECT_EQ(last_send.at(9).kind, NodeKind::comm_send);
+  EXPECT_EQ(last_send.stats.comm_sinks, 0u);
+  for (const auto& c : last_send.graph.nodes) EXPECT_FALSE(c.comm_done);
 }
 
 }  // namespace
