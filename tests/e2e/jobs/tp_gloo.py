@@ -48,4 +48,12 @@ for step in range(steps):
             g /= world // 2
     opt.step()
     print(f"rank {rank} step {step} loss {loss.item():.6f}", flush=True)
+# As ddp_gloo.py: every rank's last collective done, and the group's last
+# references (the DTensor parameters' mesh) gone before destroy_process_group()
+# joins gloo's workers; a rank once aborted at exit ("terminate called
+# without an active exception") with them held.
+dist.barrier()
+model = opt = loss = tp_mesh = dp_group = None
+if dp:
+    mesh = None
 dist.destroy_process_group()
