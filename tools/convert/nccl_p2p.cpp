@@ -21,8 +21,9 @@ struct Message : P2pMessage {
 
 class NcclMessages {
  public:
-  NcclMessages(const EtPlus& trace, ChakraGraph& graph, NodeEncoder& encoder, SimReadyStats& stats)
-      : nodes_(trace.nodes), graph_(graph), encoder_(encoder), stats_(stats) {}
+  NcclMessages(const EtPlus& trace, const std::unordered_map<std::uint64_t, std::uint32_t>& index,
+               ChakraGraph& graph, NodeEncoder& encoder, SimReadyStats& stats)
+      : nodes_(trace.nodes), index_(index), graph_(graph), encoder_(encoder), stats_(stats) {}
 
   bool run(std::optional<std::uint64_t> rank, const std::vector<ProcessGroup>& groups);
 
@@ -54,10 +55,10 @@ class NcclMessages {
   }
 
   const std::vector<EtPlusNode>& nodes_;
+  const std::unordered_map<std::uint64_t, std::uint32_t>& index_;  // node id -> its position in nodes_
   ChakraGraph& graph_;
   NodeEncoder& encoder_;
   SimReadyStats& stats_;
-  std::unordered_map<std::uint64_t, std::uint32_t> index_;
 };
 
 std::uint32_t NcclMessages::issuing_op(std::uint32_t kernel) const {
@@ -192,16 +193,15 @@ bool NcclMessages::run(std::optional<std::uint64_t> rank, const std::vector<Proc
         is_send_recv_kernel(nodes_[c.index].name))
       kernels.push_back(k);
   }
-  if (kernels.empty()) return true;  // a rank without them pays for nothing more
-  index_.reserve(nodes_.size());
-  for (std::uint32_t i = 0; i < nodes_.size(); ++i) index_.emplace(nodes_[i].id, i);
+  if (kernels.empty()) return true;
+  const auto carrying = carried(kernels);
   if (!rank) {
-    for (const std::size_t k : kernels) unmapped(k, "the file's rank is not known", 1);
+    for (const auto& [k, ops] : carrying) unmapped(k, "the file's rank is not known", ops.size());
     return true;
   }
   // Each kernel's messages, where every op it carries can be told.
   std::map<std::size_t, std::vector<Message>> mapped;
-  for (auto& [k, ops] : carried(kernels)) {
+  for (const auto& [k, ops] : carrying) {
     const EtPlusNode& kernel = nodes_[graph_.nodes[k].index];
     std::vector<Message> messages;
     std::string why;
@@ -287,8 +287,7 @@ void NcclMessages::samples(const std::map<std::size_t, std::vector<Message>>& ma
       s.shape = CommShape::p2p;
       s.bytes = m.bytes;
       s.took_ns = kernel.inclusive_ns;
-      std::string key = "p2p " + std::to_string(m.ends.src) + ">" + std::to_string(m.ends.dst) + " tag " +
-                        std::to_string(m.tag) + " bytes " + std::to_string(m.bytes);
+      std::string key = p2p_sample_key(m.ends.src, m.ends.dst, m.tag, m.bytes);
       key += " #" + std::to_string(ordinal[key]++);
       if (s.took_ns > 0) stats_.comm_samples[key] = s;
     }
@@ -349,10 +348,10 @@ void NcclMessages::order_as_ran(const std::map<std::size_t, std::vector<Message>
 
 }  // namespace
 
-bool nccl_point_to_point(const EtPlus& trace, ChakraGraph& graph, NodeEncoder& encoder,
-                         std::optional<std::uint64_t> rank, const std::vector<ProcessGroup>& groups,
-                         SimReadyStats& stats) {
-  NcclMessages pass(trace, graph, encoder, stats);
+bool nccl_point_to_point(const EtPlus& trace, const std::unordered_map<std::uint64_t, std::uint32_t>& index,
+                         ChakraGraph& graph, NodeEncoder& encoder, std::optional<std::uint64_t> rank,
+                         const std::vector<ProcessGroup>& groups, SimReadyStats& stats) {
+  NcclMessages pass(trace, index, graph, encoder, stats);
   return pass.run(rank, groups);
 }
 

@@ -49,6 +49,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "convert/chakra_graph.h"
@@ -64,8 +65,9 @@ namespace chakrashim::tools::convert {
 // kernel is unmapped). Counts into stats.p2p, p2p_unmapped, p2p_messages,
 // nccl_group_kernels and nccl_group_messages, and the graph's sends and
 // receives. False (graph.error) only when a node's attributes do not parse.
-bool nccl_point_to_point(const EtPlus& trace, ChakraGraph& graph, NodeEncoder& encoder,
-                         std::optional<std::uint64_t> rank, const std::vector<ProcessGroup>& groups,
-                         SimReadyStats& stats);
+// `index`: each node id's position in trace.nodes (SimReady's).
+bool nccl_point_to_point(const EtPlus& trace, const std::unordered_map<std::uint64_t, std::uint32_t>& index,
+                         ChakraGraph& graph, NodeEncoder& encoder, std::optional<std::uint64_t> rank,
+                         const std::vector<ProcessGroup>& groups, SimReadyStats& stats);
 
 }  // namespace chakrashim::tools::convert

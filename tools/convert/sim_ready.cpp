@@ -55,7 +55,7 @@ class SimReady {
   bool host_collectives(std::optional<std::uint64_t> rank);
   // NCCL's send/recv kernels as messages (nccl_p2p.h).
   bool nccl_messages(const EtPlus& trace, std::optional<std::uint64_t> rank) {
-    return nccl_point_to_point(trace, graph_, encoder_, rank, groups_, stats_);
+    return nccl_point_to_point(trace, index_, graph_, encoder_, rank, groups_, stats_);
   }
   void timeline(std::int64_t op_cost_ns);
   void end_on_compute();  // 4. (sim_ready.h)
@@ -372,8 +372,8 @@ void SimReady::comm_samples() {
         const auto e = p2p_ends_.find(c.index);
         if (e == p2p_ends_.end()) continue;
         s.shape = CommShape::p2p;
-        key = "p2p " + std::to_string(e->second[0]) + ">" + std::to_string(e->second[1]) + " tag " +
-              std::to_string(e->second[2]) + " bytes " + std::to_string(s.bytes);
+        key = p2p_sample_key(static_cast<std::uint64_t>(e->second[0]), static_cast<std::uint64_t>(e->second[1]),
+                             e->second[2], s.bytes);
       }
       key += " #" + std::to_string(ordinal[key]++);
       if (s.took_ns > 0) stats_.comm_samples[key] = s;
@@ -457,6 +457,11 @@ void SimReady::end_on_compute() {
 }
 
 }  // namespace
+
+std::string p2p_sample_key(std::uint64_t src, std::uint64_t dst, std::int64_t tag, std::int64_t bytes) {
+  return "p2p " + std::to_string(src) + ">" + std::to_string(dst) + " tag " + std::to_string(tag) + " bytes " +
+         std::to_string(bytes);
+}
 
 std::uint64_t MicrosCarry::add(std::int64_t ns) {
   total_ns_ += ns;

@@ -129,6 +129,10 @@ struct SimReadyStats {
   std::map<std::string, CommSample> comm_samples;
 };
 
+// A message's key among the network fit's samples (before its ordinal),
+// the same on both ends: gloo's host messages and NCCL's kernels alike.
+std::string p2p_sample_key(std::uint64_t src, std::uint64_t dst, std::int64_t tag, std::int64_t bytes);
+
 // False (and `error`) only when a host collective cannot be encoded.
 bool make_sim_ready(const EtPlus& trace, ChakraGraph& graph, NodeEncoder& encoder, const ConvertOptions& options,
                     SimReadyStats* stats = nullptr);
