@@ -99,6 +99,19 @@ class StepCountingByHooks(StepCounting):
         cap = self.assert_valid_capture([2, 3])
         self.assertEqual(sorted(e["name"] for e in cap.named("iteration ")), ["iteration 3", "iteration 4"])
 
+    def test_a_nested_step_ended_by_an_exception_leaves_the_outer_one_a_step(self):
+        # Iteration 1's inner step (super().step()) raises after chakrashim's
+        # pre hook ran in it and the outer step catches it: iteration 1 is
+        # still one step, so steps 2 and 3 are iterations 2 and 3. The hooks
+        # count open steps with a plain depth, checked against the frames
+        # when it says "nested": unchecked, it stayed one too high after
+        # iteration 1 and the window never opened.
+        r = run_job("nested_step.py", [6, 1], job_env(self.trace_dir, CHAKRA_START_STEP=2,
+                                                      CHAKRA_END_STEP=3))
+        self.assert_ran(r)
+        cap = self.assert_valid_capture([2, 3])
+        self.assertEqual(sorted(e["name"] for e in cap.named("iteration ")), ["iteration 2", "iteration 3"])
+
     def test_the_window_opens_from_the_hook_at_step_one(self):
         r = run_job("plain_loop.py", [6], job_env(self.trace_dir, CHAKRA_START_STEP=1,
                                                   CHAKRA_END_STEP=3))

@@ -3,7 +3,7 @@ hundred ops a step, a few hundred microseconds), SGD, fixed data.
 
   python mlp_loop.py --steps N --out FILE [--profiler START END]
                      [--floor START END --floor-lib LIB [--floor-mode M]]
-                     [--region A B --region-lib LIB] [--wait-for-hooks]
+                     [--region A B --region-lib LIB] [--wait-for-hooks] [--hooks-floor]
 
 Writes each step's wall time (seconds, one per line) to FILE. With
 --profiler, runs torch.profiler (CPU activity only, no shapes, no stack, no
@@ -16,11 +16,15 @@ step END (bench_jobs/floor_callback.cpp: an empty global RecordFunction
 callback, the floor of any recorder built on them; --floor-mode 1: also
 two more as the native ET recorder registers its own; 2: one that sees
 inputs and outputs, the least any ET recorder on them needs).
+With --hooks-floor, two global optimizer step hooks shaped as chakrashim's
+(three parameters and a torch.compiler.is_dynamo_compiling() check, nothing
+else): the least that counting steps with torch.optim's hooks costs.
 With --region, calls LIB's region_start before step A and region_stop after
 step B (callgrind's client requests: scripts/bench/bench_jobs/callgrind_region.c).
 """
 import argparse
 import ctypes
+import gc
 import time
 
 import torch
@@ -36,6 +40,10 @@ ap.add_argument("--floor-lib")
 ap.add_argument("--floor-mode", type=int, default=0, choices=(0, 1, 2))
 ap.add_argument("--region", nargs=2, type=int)
 ap.add_argument("--region-lib")
+ap.add_argument("--hooks-floor", action="store_true",
+                help="register two global optimizer step hooks shaped as chakrashim's (three parameters, a "
+                     "torch.compiler.is_dynamo_compiling() check) that do nothing else: the least that counting "
+                     "steps with torch.optim's hooks costs, under Dynamo's rule that a hook be traceable")
 ap.add_argument("--wait-for-hooks", action="store_true",
                 help="under chakrashim: before the first step, wait (60 s at most) until its optimizer hooks "
                      "are in, which also makes its module scopes; they come from a thread of its own that "
@@ -58,6 +66,18 @@ if args.wait_for_hooks:
     deadline = time.monotonic() + 60
     while not optimizer_impl._global_optimizer_post_hooks and time.monotonic() < deadline:
         time.sleep(0.01)
+if args.hooks_floor:
+    import torch.optim.optimizer as optimizer_impl
+
+    def floor_pre_hook(optimizer, args=None, kwargs=None, _c=torch.compiler.is_dynamo_compiling):
+        if not _c():
+            pass
+
+    def floor_post_hook(optimizer, args=None, kwargs=None, _c=torch.compiler.is_dynamo_compiling):
+        if not _c():
+            pass
+    optimizer_impl.register_optimizer_step_pre_hook(floor_pre_hook)
+    optimizer_impl.register_optimizer_step_post_hook(floor_post_hook)
 prof = None
 times = []
 for step in range(args.steps):
@@ -68,6 +88,11 @@ for step in range(args.steps):
     if floor is not None and step == args.floor[0]:
         floor.floor_on(args.floor_mode)
     if region is not None and step == args.region[0]:
+        # The collector starts the region from nothing in every run: the
+        # objects a run made before it (the shim's hooks, its registrar's
+        # Python) would otherwise move a collection into or out of the
+        # region, thousands of instructions a step that are no one's cost.
+        gc.collect()
         region.region_start()
     t0 = time.perf_counter()
     loss = torch.nn.functional.mse_loss(model(x), y)

@@ -92,7 +92,10 @@ void* open_engine_step(void*, void* args) {
 void* close_engine_step(void*, void* args) {
   try {
     const void* frame = frame_above(0);
-    OptimizerHooks::close_step(frame, args, false);
+    const PythonApi& py = python();
+    void* engine = py.tuple_size(args) >= 1 ? py.tuple_get_item(args, 0) : nullptr;  // borrowed
+    if (!engine) py.err_clear();
+    OptimizerHooks::close_step(frame, engine, false);
     for (std::size_t i = t_steps.size(); i-- > 0;) {
       if (t_steps[i].frame != frame) continue;
       while (t_steps.size() > i) t_steps.pop_back();  // ends the record

@@ -3,9 +3,7 @@
 #include <errno.h>
 #include <time.h>
 
-#include <algorithm>
 #include <chrono>
-#include <iterator>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -18,22 +16,53 @@ namespace chakrashim::bridge {
 
 namespace {
 
-// The optimizer steps open on this thread, outermost first: for each, the
-// frame of torch's step wrapper (profile_hook_step) that called our hook,
-// for its identity only (it lives while the step runs). The outermost one
-// counts. By frame, not a plain depth: a step that an exception left
-// between its pre and post hook (the job's signal handler raising inside
-// it, issue #48) is not an ancestor of the next one's frame, and is dropped
-// then, where a depth stayed one too high and no step counted again.
-thread_local std::vector<const void*> t_open;
+// Which steps are open on this thread (GIL held whenever touched). The
+// outermost one counts.
+//
+// t_depth: torch.optim steps whose pre hook ran and whose post hook has
+// not, nested ones included. A plain depth, so that the common case, one
+// optimizer step at a time, costs an increment and a decrement and no
+// frame (what a step costs outside the window, issue #52). A step that an
+// exception left between its pre and post hook (the job's signal handler
+// raising inside it, issue #48) would leave it one too high, and no step
+// would count again; so wherever it says "nested" it is checked against
+// the frames running torch's step wrapper above the current one, and set
+// to their number: only nested steps, and the first step after such an
+// exception, pay for that walk.
+thread_local int t_depth = 0;
 
-// Drops the open steps whose frame is not an ancestor of `frame` (steps an
-// exception ended without their post hook). Only nested steps pay for it.
+// Outer steps of ours that are not torch.optim's (a DeepSpeed engine's,
+// open_step/close_step), outermost first, each keyed by the frame of our
+// Python wrapper that runs it (for its identity only: it lives while the
+// step runs) with t_depth at its open. One that an exception ended is no
+// ancestor of a later frame, and is dropped then.
+struct OuterStep {
+  const void* frame;
+  int depth;
+};
+thread_local std::vector<OuterStep> t_open;
+
+// The code object of torch's step wrapper (Optimizer.profile_hook_step's
+// `wrapper`, one code object for every optimizer class it wraps), taken at
+// the first pre hook and kept referenced for the life of the process. Set
+// and read with the GIL held.
+const void* g_wrapper_code = nullptr;
+
+// Drops the outer steps whose frame is not an ancestor of `frame` (steps an
+// exception ended without their close). Only DeepSpeed's steps pay for it.
 void drop_stale(const void* frame) {
   std::size_t kept = 0;
-  for (const void* open : t_open)
-    if (is_ancestor(open, frame)) t_open[kept++] = open;
+  for (const OuterStep& open : t_open)
+    if (is_ancestor(open.frame, frame)) t_open[kept++] = open;
   t_open.resize(kept);
+}
+
+// t_depth, checked against the frames above `frame` that run torch's step
+// wrapper: the steps still open around it. Left as it is where that cannot
+// be told (no wrapper seen yet, or Python before 3.9).
+void recheck_depth(const void* frame) {
+  const int running = ancestors_running(frame, g_wrapper_code);
+  if (running >= 0) t_depth = running;
 }
 
 // The one instance the builtins reach (their self is unused).
@@ -53,11 +82,22 @@ constexpr int kTimerTries = 240;  // 60 s
 // (the globals dict lives as long as the process): Dynamo traces every hook
 // of an optimizer step it compiles (torch.compile(opt.step)), and a builtin
 // it cannot trace is a graph break, a UserWarning on the job's stderr, and
-// an error under fullgraph=True (issue #48). Under torch.compiler.
-// is_compiling() they do nothing, which Dynamo folds away: a compiled
-// optimizer step is not counted (it has no Optimizer.step record either),
-// as docs/guarantees.md says. __builtins__ is set because Dynamo reads it
-// from a traced function's globals.
+// an error under fullgraph=True (issue #48). Under Dynamo they do nothing:
+// torch.compiler.is_dynamo_compiling() (is_compiling() where torch lacks
+// it) is folded to True there, and a compiled optimizer step is not
+// counted (it has no Optimizer.step record either), as docs/guarantees.md
+// says. __builtins__ is set because Dynamo reads it from a traced
+// function's globals.
+//
+// What they cost a step is what the job pays outside the window (issue
+// #52): so the fewest Python calls, on CPython's quickest paths, that keep
+// that behaviour. torch calls a hook as hook(optimizer, args, kwargs), as
+// every torch since the hooks came (2.0) does: three parameters with
+// defaults, and ours after them as defaults (a `*args`, or keyword-only
+// parameters, took CPython's slow call path: about 1,000 instructions a
+// step more, callgrind); is_dynamo_compiling is one call returning False,
+// where is_compiling calls torch.jit.is_scripting too; the builtins are
+// METH_FASTCALL (no argument tuple) and the pre hook passes them nothing.
 constexpr const char* kFind = R"PY(
 import sys as _sys
 ok = False
@@ -66,19 +106,22 @@ _o = _sys.modules.get("torch.optim.optimizer")
 _h = getattr(_sys.modules.get("torch.utils.hooks"), "RemovableHandle", None)
 _pre_hooks = getattr(_o, "_global_optimizer_pre_hooks", None)
 _post_hooks = getattr(_o, "_global_optimizer_post_hooks", None)
-_compiling = getattr(_sys.modules.get("torch.compiler"), "is_compiling", None)
+_tc = _sys.modules.get("torch.compiler")
+_compiling = getattr(_tc, "is_dynamo_compiling", None)
+if not callable(_compiling):
+    _compiling = getattr(_tc, "is_compiling", None)
 if (_h is not None and isinstance(_pre_hooks, dict) and isinstance(_post_hooks, dict)
         and callable(_compiling)
         and hasattr(_o, "register_optimizer_step_post_hook")
         and hasattr(_o, "register_optimizer_step_pre_hook")):
     if "chakrashim_optimizer_pre_hook" not in globals():
-        def chakrashim_optimizer_pre_hook(*args, _c=_compiling, _hook=_pre):
+        def chakrashim_optimizer_pre_hook(optimizer, args=None, kwargs=None, _c=_compiling, _hook=_pre):
             if not _c():
-                _hook(*args)
+                _hook()
 
-        def chakrashim_optimizer_post_hook(*args, _c=_compiling, _hook=_post):
+        def chakrashim_optimizer_post_hook(optimizer, args=None, kwargs=None, _c=_compiling, _hook=_post):
             if not _c():
-                _hook(*args)
+                _hook(optimizer)
     _pre_fn = chakrashim_optimizer_pre_hook
     _post_fn = chakrashim_optimizer_post_hook
     _post_key = None if any(f is _post_fn for f in list(_post_hooks.values())) else _h(_post_hooks).id
@@ -86,24 +129,38 @@ if (_h is not None and isinstance(_pre_hooks, dict) and isinstance(_post_hooks, 
     ok = True
 )PY";
 
-PythonApi::MethodDef g_pre_def{"chakrashim_optimizer_pre_step", nullptr, PythonApi::kVarArgs,
+PythonApi::MethodDef g_pre_def{"chakrashim_optimizer_pre_step", nullptr, PythonApi::kFastCall,
                                "chakrashim: counts optimizer steps"};
-PythonApi::MethodDef g_post_def{"chakrashim_optimizer_post_step", nullptr, PythonApi::kVarArgs,
+PythonApi::MethodDef g_post_def{"chakrashim_optimizer_post_step", nullptr, PythonApi::kFastCall,
                                 "chakrashim: counts optimizer steps"};
 
 }  // namespace
 
-void* OptimizerHooks::pre_hook(void*, void*) {
-  // Torch's step wrapper: it called our Python hook function, which called
-  // this builtin.
-  open_step(frame_above(1));
+void* OptimizerHooks::pre_hook(void*, void* const*, long) {
+  ++t_depth;
+  if (!g_wrapper_code) {
+    // Once a process: torch's step wrapper called our Python hook
+    // function, which called this builtin.
+    const PythonApi& py = python();
+    if (const void* code = code_of(frame_above(1))) {
+      py.inc_ref(const_cast<void*>(code));
+      g_wrapper_code = code;
+    }
+  }
   const PythonApi& py = python();
   py.inc_ref(py.none);
   return py.none;
 }
 
-void* OptimizerHooks::post_hook(void*, void* args) {
-  close_step(frame_above(1), args);
+void* OptimizerHooks::post_hook(void*, void* const* args, long nargs) {
+  if (t_depth > 0) --t_depth;
+  // Nested in another torch optimizer step, or one an exception left open
+  // (see t_depth): the frames tell.
+  if (t_depth > 0) recheck_depth(frame_above(1));
+  // Inside an outer step of ours (DeepSpeed's): does it still run?
+  if (t_depth == 0 && !t_open.empty()) drop_stale(frame_above(1));
+  // Our Python hook passes the optimizer, torch's first argument.
+  if (t_depth == 0 && t_open.empty()) step_closed(nargs >= 1 ? args[0] : nullptr, true);
   const PythonApi& py = python();
   py.inc_ref(py.none);
   return py.none;
@@ -111,32 +168,35 @@ void* OptimizerHooks::post_hook(void*, void* args) {
 
 void OptimizerHooks::open_step(const void* frame) {
   if (!t_open.empty()) drop_stale(frame);
-  t_open.push_back(frame);
+  t_open.push_back({frame, t_depth});
 }
 
-void OptimizerHooks::close_step(const void* frame, void* args, bool torch_optimizer) {
-  // Closes this step and any opened inside it that an exception left open.
-  // A post hook without its pre (none open) ends an outermost step, as
-  // before the hooks knew frames.
-  const auto it = std::find(t_open.rbegin(), t_open.rend(), frame);
-  if (it != t_open.rend()) t_open.erase(std::prev(it.base()), t_open.end());
-  if (t_open.empty() && g_hooks) {
-    g_hooks->note_optimizer(args, torch_optimizer);
-    if (g_hooks->callbacks_.step_ended) g_hooks->callbacks_.step_ended();
+void OptimizerHooks::close_step(const void* frame, void* stepper, bool torch_optimizer) {
+  // Closes this step and any opened inside it that an exception left open
+  // (the torch steps among them too: t_depth as it was at its open). A
+  // close without its open (none open) ends an outermost step.
+  for (std::size_t i = t_open.size(); i-- > 0;) {
+    if (t_open[i].frame != frame) continue;
+    t_depth = t_open[i].depth;
+    t_open.resize(i);
+    break;
   }
+  if (!t_open.empty()) return;
+  if (t_depth > 0) recheck_depth(frame);
+  if (t_depth == 0) step_closed(stepper, torch_optimizer);
 }
 
-void OptimizerHooks::note_optimizer(void* args, bool torch_optimizer) {
-  // torch calls a global post hook as hook(optimizer, args, kwargs): our
-  // builtin's args are that tuple, and the optimizer object's address is
-  // its identity while it lives. Two compares and a store a step.
-  const PythonApi& py = python();
-  if (!py.tuple_size || !py.tuple_get_item || !args || py.tuple_size(args) < 1) return;
-  void* optimizer = py.tuple_get_item(args, 0);
-  if (!optimizer) {
-    py.err_clear();
-    return;
-  }
+void OptimizerHooks::step_closed(void* stepper, bool torch_optimizer) {
+  if (!g_hooks) return;
+  g_hooks->note_optimizer(stepper, torch_optimizer);
+  if (g_hooks->callbacks_.step_ended) g_hooks->callbacks_.step_ended();
+}
+
+void OptimizerHooks::note_optimizer(void* optimizer, bool torch_optimizer) {
+  // The object that stepped (torch's first argument to a step hook): its
+  // address is its identity while it lives. Two compares and a store a
+  // step.
+  if (!optimizer) return;
   const std::uint64_t step = outermost_steps_++;
   const auto found = pattern_.on_step(reinterpret_cast<std::uintptr_t>(optimizer), step);
   if (found && callbacks_.several_optimizers) callbacks_.several_optimizers(found->optimizers);
@@ -154,11 +214,19 @@ std::uint64_t OptimizerHooks::first_group(void* optimizer) {
   // the identity changes only where someone swaps the list: a wrapper that
   // steps it group by group. 0 where it cannot be read. Once a step.
   const PythonApi& py = python();
-  if (!py.generic_get_dict || !py.list_size || !py.list_get_item || !py.dict_get) return 0;
+  if (!py.generic_get_dict || !py.list_size || !py.list_get_item || !py.dict_get_item || !py.intern_string)
+    return 0;
+  // The key made once and kept (GIL held: the first call is the only
+  // writer): PyDict_GetItemString made and hashed a new string each step.
+  static void* key = py.intern_string("param_groups");
+  if (!key) {
+    py.err_clear();
+    return 0;
+  }
   void* dict = py.generic_get_dict(optimizer, nullptr);  // a new reference
   std::uint64_t id = 0;
   if (dict) {
-    void* groups = py.dict_get(dict, "param_groups");  // borrowed
+    void* groups = py.dict_get_item(dict, key);  // borrowed
     if (groups && py.list_size(groups) > 0) {
       if (void* first = py.list_get_item(groups, 0)) id = reinterpret_cast<std::uintptr_t>(first);
     }
@@ -176,8 +244,9 @@ void OptimizerHooks::start(Callbacks callbacks) {
   }
   callbacks_ = std::move(callbacks);
   ::sem_init(&wakeup_, 0, 0);
-  g_pre_def.meth = &OptimizerHooks::pre_hook;
-  g_post_def.meth = &OptimizerHooks::post_hook;
+  // METH_FASTCALL's signature in PyMethodDef's one slot, as CPython casts it.
+  g_pre_def.meth = reinterpret_cast<decltype(g_pre_def.meth)>(&OptimizerHooks::pre_hook);
+  g_post_def.meth = reinterpret_cast<decltype(g_post_def.meth)>(&OptimizerHooks::post_hook);
   g_hooks = this;
   // No thread yet: start() runs inside `import torch`, before the job's
   // own threads are up (OpenBLAS's, a DataLoader's), and in a pids-limited

@@ -27,7 +27,8 @@
 //
 // What goes into torch's dicts are two small Python functions around our
 // builtins (docs/design.md, "Counting steps"): Dynamo can trace them, and
-// under torch.compile they do nothing.
+// under torch.compile they do nothing. They are what the job pays a step
+// outside the window, so they make as few Python calls as that allows.
 #pragma once
 
 #include <semaphore.h>
@@ -70,19 +71,22 @@ class OptimizerHooks {
   // An outer step that is not torch.optim's (a DeepSpeed engine's step,
   // engine_steps.h) opens and closes as an optimizer step does, keyed by
   // the frame of the Python function that runs it; the optimizer steps
-  // inside it are nested and do not count. GIL held. `args` is a tuple
-  // whose first item is the object that steps (for the pattern of
-  // several optimizers).
+  // inside it are nested and do not count. GIL held. `stepper` is the
+  // object that steps (for the pattern of several optimizers; may be null).
   static void open_step(const void* frame);
   // `torch_optimizer`: the object is a torch.optim optimizer, whose
   // param_groups tell a wrapper stepping it group by group (not the engine).
-  static void close_step(const void* frame, void* args, bool torch_optimizer = true);
+  static void close_step(const void* frame, void* stepper, bool torch_optimizer = true);
 
  private:
-  static void* pre_hook(void* self, void* args);
-  static void* post_hook(void* self, void* args);
+  // METH_FASTCALL builtins (python_api.h): the pre hook is passed nothing,
+  // the post hook the optimizer.
+  static void* pre_hook(void* self, void* const* args, long nargs);
+  static void* post_hook(void* self, void* const* args, long nargs);
+  // An outermost step ended: counted (GIL held).
+  static void step_closed(void* stepper, bool torch_optimizer);
   // The optimizer that took an outermost step, into pattern_ (GIL held).
-  void note_optimizer(void* args, bool torch_optimizer);
+  void note_optimizer(void* optimizer, bool torch_optimizer);
   static std::uint64_t first_group(void* optimizer);
   // On the registering thread, holding no lock of ours: one try, with the
   // GIL. True once the hooks are in.

@@ -45,7 +45,10 @@ PythonApi load() {
   bind(a.call_object, "PyObject_CallObject");
   bind(a.eval_get_frame, "PyEval_GetFrame");
   bind(a.frame_get_back, "PyFrame_GetBack");
+  bind(a.frame_get_code, "PyFrame_GetCode");
   bind(a.generic_get_dict, "PyObject_GenericGetDict");
+  bind(a.dict_get_item, "PyDict_GetItem");
+  bind(a.intern_string, "PyUnicode_InternFromString");
   bind(a.callable_check, "PyCallable_Check");
   bind(a.import_get_module_dict, "PyImport_GetModuleDict");
   bind(a.long_from_long, "PyLong_FromLong");

@@ -18,6 +18,11 @@ struct PythonApi {
   };
   static constexpr int kVarArgs = 0x0001;     // METH_VARARGS
   static constexpr int kKeywords = 0x0002;    // METH_KEYWORDS
+  // METH_FASTCALL: meth is then Obj (*)(Obj self, Obj const* args, ssize_t
+  // nargs), cast as CPython's own tables do. No argument tuple is made for
+  // the call (CPython 3.7 on; in the stable ABI from 3.10).
+  static constexpr int kFastCall = 0x0080;
+  using FastMeth = Obj (*)(Obj self, Obj const* args, long nargs);
   static constexpr int kFileInput = 257;      // Py_file_input
 
   int (*gil_ensure)() = nullptr;                               // PyGILState_Ensure
@@ -53,7 +58,10 @@ struct PythonApi {
   Obj (*call_object)(Obj, Obj) = nullptr;                      // PyObject_CallObject
   Obj (*eval_get_frame)() = nullptr;                           // PyEval_GetFrame, borrowed
   Obj (*frame_get_back)(Obj) = nullptr;                        // PyFrame_GetBack, new reference
+  Obj (*frame_get_code)(Obj) = nullptr;                        // PyFrame_GetCode (3.9), new reference
   Obj (*generic_get_dict)(Obj, void*) = nullptr;               // PyObject_GenericGetDict, new reference
+  Obj (*dict_get_item)(Obj, Obj) = nullptr;                    // PyDict_GetItem, borrowed
+  Obj (*intern_string)(const char*) = nullptr;                 // PyUnicode_InternFromString, new reference
   // Optional: Python's exit (python_exit.h).
   int (*callable_check)(Obj) = nullptr;                        // PyCallable_Check
   Obj (*import_get_module_dict)() = nullptr;                   // PyImport_GetModuleDict, borrowed

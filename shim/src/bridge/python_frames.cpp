@@ -34,4 +34,29 @@ bool is_ancestor(const void* ancestor, const void* frame) {
   return found;
 }
 
+int ancestors_running(const void* frame, const void* code) {
+  const PythonApi& py = python();
+  if (!frame || !code || !py.frame_get_back || !py.frame_get_code) return -1;
+  int n = 0;
+  void* f = py.frame_get_back(const_cast<void*>(frame));  // a new reference
+  while (f) {
+    if (void* c = py.frame_get_code(f)) {  // a new reference
+      n += c == code;
+      py.dec_ref(c);
+    }
+    void* back = py.frame_get_back(f);
+    py.dec_ref(f);
+    f = back;
+  }
+  return n;
+}
+
+const void* code_of(const void* frame) {
+  const PythonApi& py = python();
+  if (!frame || !py.frame_get_code) return nullptr;
+  void* c = py.frame_get_code(const_cast<void*>(frame));  // a new reference
+  if (c) py.dec_ref(c);  // the running frame holds it
+  return c;
+}
+
 }  // namespace chakrashim::bridge

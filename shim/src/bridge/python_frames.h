@@ -21,4 +21,12 @@ const void* frame_above(int levels);
 // callers above it). False for a null one.
 bool is_ancestor(const void* ancestor, const void* frame);
 
+// How many strict ancestors of `frame` run `code` (a code object, compared
+// by address). -1 where Python lacks the API (before 3.9).
+int ancestors_running(const void* frame, const void* code);
+
+// The code object `frame` runs (borrowed in effect: a running frame keeps
+// its code alive). Null where Python lacks the API.
+const void* code_of(const void* frame);
+
 }  // namespace chakrashim::bridge
