@@ -11,7 +11,9 @@
 #    cost per op beside torch.profiler's CPU-only recording, on an op-heavy
 #    loop, in step time and (with valgrind, full mode only) in instructions
 #    under callgrind, which a busy machine does not disturb; and on-demand
-#    mode waiting for a trigger, beside plain. bench_trigger.py: the latency
+#    mode waiting for a trigger, beside plain; bench_step_hooks.py (full
+#    mode): what counting a step costs outside the window, in instructions,
+#    beside the floor of counting with torch.optim's hooks. bench_trigger.py: the latency
 #    from `chakrashim trigger` to the first captured step. bench_window_end.py:
 #    a window's first step, its closing step and the two after it on a
 #    2-rank gloo DDP job, beside the same job without the shim.
@@ -62,6 +64,7 @@ if "$python" -c 'import torch' 2>/dev/null && [ -f "$build/shim/libchakrashim_to
   part spans "$python" "$here/bench/bench_spans.py" --preload "$preload" $quick
   if [ -z "$quick" ] && command -v valgrind >/dev/null; then
     echo; part spans "$python" "$here/bench/bench_spans.py" --preload "$preload" --instructions
+    echo; part step_hooks "$python" "$here/bench/bench_step_hooks.py" --preload "$preload"
   fi
   echo
   # Quick mode proves the script with the native ET, which runs every path

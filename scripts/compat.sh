@@ -19,7 +19,8 @@
 #
 # The e2e subset (tests/e2e, run directly with CTest's environment): the
 # window, signals, fork, children, a 2-rank torchrun, the libcupti test
-# double and module scopes (torch's global module hooks); then one capture
+# double, module scopes (torch's global module hooks) and torch.optim's step
+# hooks (under that torch's Dynamo, and a nested step); then one capture
 # of examples/train_tiny.py under the shim, with `chakrashim check` and
 # `chakrashim link` on it.
 #
@@ -80,6 +81,8 @@ subset=(
   "test_cupti.py:test_kernels_and_memcpys_are_linked_to_their_launches_and_ops"
   "test_cupti.py:test_check_reads_the_gpu_side"
   "test_module_scopes.py:test_every_module_call_is_a_scope_in_both_files_inside_the_window_only"
+  "test_step_counting.py:test_a_compiled_optimizer_step_sees_no_hook_of_ours"
+  "test_step_counting.py:test_a_nested_step_ended_by_an_exception_leaves_the_outer_one_a_step"
 )
 
 # The environment of a configure that cannot see a CUDA toolkit.

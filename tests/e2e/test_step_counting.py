@@ -119,6 +119,24 @@ class StepCountingByHooks(StepCounting):
         self.assert_valid_capture([1, 2, 3])
 
 
+class OptimizerLeftAlone(CaptureCase):
+    """Issue #52: what the hooks read of the optimizer at each step changes
+    nothing about it, nor about what the job's own attribute loads on it
+    cost."""
+
+    def test_the_optimizers_attributes_stay_inline(self):
+        plain = run_plain("optimizer_dict.py", [12])
+        self.assertEqual(plain.returncode, 0, plain.stderr)
+        # The window is never reached: the hooks count every step (and
+        # read the optimizer's groups, as in a job's first 256 steps).
+        r = run_after_hooks("optimizer_dict.py", [12], job_env(self.trace_dir, CHAKRA_START_STEP=1000))
+        self.assertIn(HOOKS_LINE, r.stderr)
+        self.assert_ran(r)
+        # Reading the groups through the instance's __dict__ (C's
+        # PyObject_GenericGetDict) made it, for good: "True" here.
+        self.assertEqual(r.stdout, plain.stdout)
+
+
 class CompiledOptimizerStep(CaptureCase):
     """Issue #48: torch.optim's step hooks are ours, and Dynamo traces them
     when it compiles an optimizer step: they must be invisible to it."""

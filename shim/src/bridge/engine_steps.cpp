@@ -37,18 +37,23 @@ void* none() {
   return py.none;
 }
 
-// engine.global_steps, read from the instance's own dict (no code of the
-// job's or DeepSpeed's runs); nullopt where it cannot be read.
+// engine.global_steps, as the instance holds it (instance_attribute: no
+// code of the job's or DeepSpeed's runs, and the engine's dict is left as
+// it is); nullopt where it cannot be read.
 std::optional<std::uint64_t> global_steps(void* engine) {
   const PythonApi& py = python();
-  if (!engine || !py.generic_get_dict || !py.long_as_long) return std::nullopt;
+  if (!engine || !py.long_as_long || !py.intern_string) return std::nullopt;
+  // Kept: instance_attribute's cache holds names by address.
+  static void* key = py.intern_string("global_steps");
+  if (!key) {
+    py.err_clear();
+    return std::nullopt;
+  }
   std::optional<std::uint64_t> out;
-  if (void* dict = py.generic_get_dict(engine, nullptr)) {
-    if (void* value = py.dict_get(dict, "global_steps")) {
-      const long n = py.long_as_long(value);
-      if (n >= 0 && !py.err_occurred()) out = static_cast<std::uint64_t>(n);
-    }
-    py.dec_ref(dict);
+  if (void* value = instance_attribute(engine, key)) {
+    const long n = py.long_as_long(value);
+    if (n >= 0 && !py.err_occurred()) out = static_cast<std::uint64_t>(n);
+    py.dec_ref(value);
   }
   if (py.err_occurred()) py.err_clear();  // ours: no bytecode ran
   return out;

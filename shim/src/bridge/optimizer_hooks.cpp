@@ -208,31 +208,28 @@ void OptimizerHooks::note_optimizer(void* optimizer, bool torch_optimizer) {
 }
 
 std::uint64_t OptimizerHooks::first_group(void* optimizer) {
-  // The identity of optimizer.param_groups[0] now, read from the instance's
-  // own dict: no code of the job's runs (no attribute lookup, no
-  // property). A torch optimizer keeps its groups' dicts for its life, so
-  // the identity changes only where someone swaps the list: a wrapper that
-  // steps it group by group. 0 where it cannot be read. Once a step.
+  // The identity of optimizer.param_groups[0] now, as the instance holds
+  // it (instance_attribute: no code of the job's runs, and the optimizer's
+  // dict is left as it is). A torch optimizer keeps its groups' dicts for
+  // its life, so the identity changes only where someone swaps the list: a
+  // wrapper that steps it group by group. 0 where it cannot be read. Once a
+  // step, for the job's first steps.
   const PythonApi& py = python();
-  if (!py.generic_get_dict || !py.list_size || !py.list_get_item || !py.dict_get_item || !py.intern_string)
-    return 0;
-  // The key made once and kept (GIL held: the first call is the only
-  // writer): PyDict_GetItemString made and hashed a new string each step.
+  if (!py.list_size || !py.list_get_item || !py.intern_string) return 0;
+  // Made once and kept (GIL held: the first call is the only writer).
   static void* key = py.intern_string("param_groups");
   if (!key) {
     py.err_clear();
     return 0;
   }
-  void* dict = py.generic_get_dict(optimizer, nullptr);  // a new reference
   std::uint64_t id = 0;
-  if (dict) {
-    void* groups = py.dict_get_item(dict, key);  // borrowed
-    if (groups && py.list_size(groups) > 0) {
+  if (void* groups = instance_attribute(optimizer, key)) {  // a new reference
+    if (py.list_size(groups) > 0) {
       if (void* first = py.list_get_item(groups, 0)) id = reinterpret_cast<std::uintptr_t>(first);
     }
-    py.dec_ref(dict);
+    py.dec_ref(groups);
   }
-  if (py.err_occurred()) py.err_clear();  // not a list, no dict: ours, no bytecode ran
+  if (py.err_occurred()) py.err_clear();  // not a list: ours, no bytecode ran
   return id;
 }
 
@@ -244,9 +241,12 @@ void OptimizerHooks::start(Callbacks callbacks) {
   }
   callbacks_ = std::move(callbacks);
   ::sem_init(&wakeup_, 0, 0);
-  // METH_FASTCALL's signature in PyMethodDef's one slot, as CPython casts it.
-  g_pre_def.meth = reinterpret_cast<decltype(g_pre_def.meth)>(&OptimizerHooks::pre_hook);
-  g_post_def.meth = reinterpret_cast<decltype(g_post_def.meth)>(&OptimizerHooks::post_hook);
+  // METH_FASTCALL's signature in PyMethodDef's one slot, cast through
+  // void (*)() as CPython's own tables do (the flag tells Python which).
+  g_pre_def.meth = reinterpret_cast<decltype(g_pre_def.meth)>(
+      reinterpret_cast<void (*)()>(&OptimizerHooks::pre_hook));
+  g_post_def.meth = reinterpret_cast<decltype(g_post_def.meth)>(
+      reinterpret_cast<void (*)()>(&OptimizerHooks::post_hook));
   g_hooks = this;
   // No thread yet: start() runs inside `import torch`, before the job's
   // own threads are up (OpenBLAS's, a DataLoader's), and in a pids-limited

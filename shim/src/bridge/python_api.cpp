@@ -1,5 +1,7 @@
 #include "bridge/python_api.h"
 
+#include <cstddef>
+
 #include <dlfcn.h>
 
 namespace chakrashim::bridge {
@@ -46,8 +48,10 @@ PythonApi load() {
   bind(a.eval_get_frame, "PyEval_GetFrame");
   bind(a.frame_get_back, "PyFrame_GetBack");
   bind(a.frame_get_code, "PyFrame_GetCode");
-  bind(a.generic_get_dict, "PyObject_GenericGetDict");
   bind(a.dict_get_item, "PyDict_GetItem");
+  bind(a.generic_get_attr, "PyObject_GenericGetAttr");
+  bind(a.get_attr, "PyObject_GetAttr");
+  bind(a.type_of, "PyObject_Type");
   bind(a.intern_string, "PyUnicode_InternFromString");
   bind(a.callable_check, "PyCallable_Check");
   bind(a.import_get_module_dict, "PyImport_GetModuleDict");
@@ -72,6 +76,54 @@ void* module_attribute(void* sys_modules, const char* module, const char* name) 
   void* m = py.dict_get(sys_modules, module);
   void* d = m ? py.module_get_dict(m) : nullptr;
   return d ? py.dict_get(d, name) : nullptr;
+}
+
+void* instance_attribute(void* obj, void* name) {
+  const PythonApi& py = python();
+  if (!obj || !name || !py.generic_get_attr || !py.get_attr || !py.type_of) return nullptr;
+  // Whether the class (or a base) defines `name`, asked once per class and
+  // name: a few entries, each holding its class, so that an address is
+  // never another class's. With the GIL, which is this cache's lock.
+  struct Known {
+    void* type;
+    void* name;
+    bool defined;
+  };
+  static Known known[8];
+  static std::size_t used = 0;
+  void* type = py.type_of(obj);  // a new reference
+  if (!type) {
+    py.err_clear();
+    return nullptr;
+  }
+  bool defined = true;  // unknown: read nothing
+  bool found = false;
+  for (std::size_t i = 0; i < used; ++i) {
+    if (known[i].type == type && known[i].name == name) {
+      defined = known[i].defined;
+      found = true;
+      break;
+    }
+  }
+  if (!found) {
+    // type.__getattribute__ on a class: its MRO's dicts (and the
+    // metaclass's descriptors: type's own, for the classes asked here).
+    if (void* on_class = py.get_attr(type, name)) {
+      py.dec_ref(on_class);
+    } else {
+      py.err_clear();
+      defined = false;
+    }
+    if (used < sizeof(known) / sizeof(known[0])) {
+      py.inc_ref(type);  // kept: the entry's address stays this class's
+      known[used++] = {type, name, defined};
+    }
+  }
+  py.dec_ref(type);
+  if (defined) return nullptr;
+  void* value = py.generic_get_attr(obj, name);  // instance dict or inline values only
+  if (!value) py.err_clear();
+  return value;
 }
 
 const PythonApi& python() {

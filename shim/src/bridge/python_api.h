@@ -59,8 +59,10 @@ struct PythonApi {
   Obj (*eval_get_frame)() = nullptr;                           // PyEval_GetFrame, borrowed
   Obj (*frame_get_back)(Obj) = nullptr;                        // PyFrame_GetBack, new reference
   Obj (*frame_get_code)(Obj) = nullptr;                        // PyFrame_GetCode (3.9), new reference
-  Obj (*generic_get_dict)(Obj, void*) = nullptr;               // PyObject_GenericGetDict, new reference
   Obj (*dict_get_item)(Obj, Obj) = nullptr;                    // PyDict_GetItem, borrowed
+  Obj (*generic_get_attr)(Obj, Obj) = nullptr;                 // PyObject_GenericGetAttr, new reference
+  Obj (*get_attr)(Obj, Obj) = nullptr;                         // PyObject_GetAttr, new reference
+  Obj (*type_of)(Obj) = nullptr;                               // PyObject_Type, new reference
   Obj (*intern_string)(const char*) = nullptr;                 // PyUnicode_InternFromString, new reference
   // Optional: Python's exit (python_exit.h).
   int (*callable_check)(Obj) = nullptr;                        // PyCallable_Check
@@ -80,5 +82,15 @@ const PythonApi& python();
 // nothing is imported): null where the module is not imported or has no
 // such attribute. With the GIL.
 void* module_attribute(void* sys_modules, const char* module, const char* name);
+
+// obj.<name> as the instance itself holds it (a new reference), or null
+// (no error left set). No code runs: not the class's __getattribute__ nor
+// __getattr__, and not a property or other descriptor (a name the class or
+// its bases define is never read from an instance of it). And the
+// instance's dict stays as it is: PyObject_GenericGetDict turned an
+// instance's inline values into a dict for good (CPython 3.11), and every
+// attribute load of the job's on that object took a slower path from then
+// on (issue #52). `name` is an interned str; with the GIL.
+void* instance_attribute(void* obj, void* name);
 
 }  // namespace chakrashim::bridge
