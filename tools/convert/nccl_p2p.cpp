@@ -270,8 +270,16 @@ bool NcclMessages::run(std::optional<std::uint64_t> rank, const std::vector<Proc
 
 void NcclMessages::samples(const std::map<std::size_t, std::vector<Message>>& mapped) {
   // Keyed as the host messages are (sim_ready.cpp comm_samples): the same
-  // message on both ranks has the same key. A group's kernel took its time
-  // for all of its messages, which went out together.
+  // message on both ranks has the same key.
+  //
+  // A batch group's kernel took its time for all of its messages, which
+  // went out together, as the simulator sends them (the copies have the
+  // same dependencies): there the group takes as long as its largest
+  // message. So a group is one sample, its largest message against the
+  // kernel's time; each of its messages with the kernel's whole time
+  // fitted the network to the group's slowest, a smaller message looking
+  // as slow as the largest. Its key names every message, sorted: both
+  // ranks' kernels of one group carry the same messages.
   std::vector<std::size_t> order;
   for (const auto& [k, messages] : mapped) {
     if (nodes_[graph_.nodes[k].index].timed) order.push_back(k);
@@ -282,15 +290,25 @@ void NcclMessages::samples(const std::map<std::size_t, std::vector<Message>>& ma
   std::map<std::string, std::uint64_t> ordinal;
   for (const std::size_t k : order) {
     const EtPlusNode& kernel = nodes_[graph_.nodes[k].index];
-    for (const Message& m : mapped.at(k)) {
-      CommSample s;
-      s.shape = CommShape::p2p;
-      s.bytes = m.bytes;
-      s.took_ns = kernel.inclusive_ns;
-      std::string key = p2p_sample_key(m.ends.src, m.ends.dst, m.tag, m.bytes);
-      key += " #" + std::to_string(ordinal[key]++);
-      if (s.took_ns > 0) stats_.comm_samples[key] = s;
+    const std::vector<Message>& messages = mapped.at(k);
+    CommSample s;
+    s.shape = CommShape::p2p;
+    s.took_ns = kernel.inclusive_ns;
+    std::vector<std::string> keys;
+    for (const Message& m : messages) {
+      s.bytes = std::max(s.bytes, m.bytes);
+      keys.push_back(p2p_sample_key(m.ends.src, m.ends.dst, m.tag, m.bytes));
     }
+    if (keys.empty()) continue;
+    std::sort(keys.begin(), keys.end());
+    std::string key = keys.front();
+    if (keys.size() > 1) {
+      key = "p2p group [" + keys.front();
+      for (std::size_t i = 1; i < keys.size(); ++i) key += "; " + keys[i];
+      key += "]";
+    }
+    key += " #" + std::to_string(ordinal[key]++);
+    if (s.took_ns > 0) stats_.comm_samples[key] = s;
   }
 }
 

@@ -220,6 +220,33 @@ TEST(NcclP2p, ABatchGroupsOneKernelIsWrittenAsAMessagePerOpThatGoOutTogether) {
   EXPECT_TRUE(b.depends(31, copy));
 }
 
+TEST(NcclP2p, ABatchGroupIsOneSampleItsLargestMessageAgainstTheKernelsTime) {
+  // batch_isend_irecv([isend of 512 bytes to 1, irecv of 256 from 1]): one
+  // kernel of 50 us moved both at once, and the simulator sends them at
+  // once: the group takes as long as its larger message there. Each
+  // message with the kernel's whole time made the 256 bytes as slow as
+  // the 512 for the fit.
+  Trace trace;
+  trace.p2p(10, "c10d::send", 1, 0, 512, 100, false);
+  trace.p2p(20, "c10d::recv_", 1, 0, 256, 150, true, 400);
+  NodeEncoder encoder;
+  const Built b = build_sim(trace.done(encoder), encoder, 0);
+  ASSERT_EQ(b.stats.comm_samples.size(), 1u);
+  const auto& [key, s] = *b.stats.comm_samples.begin();
+  EXPECT_EQ(key, "p2p group [p2p 0>1 tag 0 bytes 512; p2p 1>0 tag 0 bytes 256] #0");
+  EXPECT_EQ(s.bytes, 512);
+  EXPECT_EQ(s.took_ns, 50000);
+  // Rank 1's kernel of the same group (its receive, then its send) is
+  // keyed alike: the fit takes the least time of the two ranks.
+  Trace peer;
+  peer.p2p(10, "c10d::recv_", 0, 0, 512, 100, false);
+  peer.p2p(20, "c10d::send", 0, 0, 256, 150, true, 400);
+  NodeEncoder peer_encoder;
+  const Built p = build_sim(peer.done(peer_encoder), peer_encoder, 1);
+  ASSERT_EQ(p.stats.comm_samples.size(), 1u);
+  EXPECT_EQ(p.stats.comm_samples.begin()->first, key);
+}
+
 TEST(NcclP2p, AMessageWaitsForTheWorkBeforeItAndTheWorkAfterAReceiveWaitsForIt) {
   // forward's last kernel [100, 150) on the compute stream, then the send's
   // kernel at 160 on NCCL's; a receive's kernel [300, 350), then the
