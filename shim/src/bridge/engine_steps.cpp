@@ -126,7 +126,10 @@ __builtins__ = _sys.modules["builtins"]
 wrapped = False
 _cls = getattr(_sys.modules.get("deepspeed.runtime.engine"), "DeepSpeedEngine", None)
 _pipe = getattr(_sys.modules.get("deepspeed.runtime.pipe.engine"), "PipelineEngine", None)
-_compiling = getattr(_sys.modules.get("torch.compiler"), "is_compiling", None)
+_tc = _sys.modules.get("torch.compiler")
+_compiling = getattr(_tc, "is_dynamo_compiling", None)
+if not callable(_compiling):
+    _compiling = getattr(_tc, "is_compiling", None)
 
 
 def _boundary(engine, _getattr=getattr):

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <thread>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -43,9 +44,10 @@ struct OuterStep {
 thread_local std::vector<OuterStep> t_open;
 
 // The code object of torch's step wrapper (Optimizer.profile_hook_step's
-// `wrapper`, one code object for every optimizer class it wraps), taken at
-// the first pre hook and kept referenced for the life of the process. Set
-// and read with the GIL held.
+// `wrapper`, one code object for every optimizer class it wraps), found at
+// registration and kept referenced for the life of the process. Set and
+// read with the GIL held (a free-threaded CPython, which has none, is not
+// a target).
 const void* g_wrapper_code = nullptr;
 
 // Drops the outer steps whose frame is not an ancestor of `frame` (steps an
@@ -55,6 +57,25 @@ void drop_stale(const void* frame) {
   for (const OuterStep& open : t_open)
     if (is_ancestor(open.frame, frame)) t_open[kept++] = open;
   t_open.resize(kept);
+}
+
+// Where registration found no step wrapper in torch.optim (a torch that
+// changed it): the code of the frame that called our Python pre hook,
+// taken once, and only if it is a function named `wrapper` (a compiled
+// step's resume function, which Dynamo may run eagerly, is not).
+void wrapper_code_from_caller() {
+  const PythonApi& py = python();
+  const void* code = code_of(frame_above(1));
+  if (!code || !py.get_attr || !py.intern_string || !py.as_utf8) return;
+  static void* const name_key = py.intern_string("co_name");
+  void* name = name_key ? py.get_attr(const_cast<void*>(code), name_key) : nullptr;  // a new reference
+  const char* text = name ? py.as_utf8(name) : nullptr;
+  if (text && std::string_view(text) == "wrapper") {
+    py.inc_ref(const_cast<void*>(code));  // kept for the life of the process
+    g_wrapper_code = code;
+  }
+  if (name) py.dec_ref(name);
+  if (py.err_occurred()) py.err_clear();
 }
 
 // t_depth, checked against the frames above `frame` that run torch's step
@@ -124,6 +145,14 @@ if (_h is not None and isinstance(_pre_hooks, dict) and isinstance(_post_hooks, 
                 _hook(optimizer)
     _pre_fn = chakrashim_optimizer_pre_hook
     _post_fn = chakrashim_optimizer_post_hook
+    # The code object of torch's step wrapper (profile_hook_step's inner
+    # `wrapper`, one for every optimizer class), from the constants of
+    # profile_hook_step itself: no code of torch's runs to find it.
+    _wrapper_code = None
+    _phc = getattr(getattr(getattr(_o, "Optimizer", None), "profile_hook_step", None), "__code__", None)
+    for _k in getattr(_phc, "co_consts", ()):
+        if type(_k) is type(_phc) and _k.co_name == "wrapper":
+            _wrapper_code = _k
     _post_key = None if any(f is _post_fn for f in list(_post_hooks.values())) else _h(_post_hooks).id
     _pre_key = None if any(f is _pre_fn for f in list(_pre_hooks.values())) else _h(_pre_hooks).id
     ok = True
@@ -137,31 +166,34 @@ PythonApi::MethodDef g_post_def{"chakrashim_optimizer_post_step", nullptr, Pytho
 }  // namespace
 
 void* OptimizerHooks::pre_hook(void*, void* const*, long) {
-  ++t_depth;
-  if (!g_wrapper_code) {
-    // Once a process: torch's step wrapper called our Python hook
-    // function, which called this builtin.
-    const PythonApi& py = python();
-    if (const void* code = code_of(frame_above(1))) {
-      py.inc_ref(const_cast<void*>(code));
-      g_wrapper_code = code;
-    }
-  }
   const PythonApi& py = python();
+  ++t_depth;
+  // No C++ exception and no Python error may leave a builtin of ours: the
+  // first would end the job, the second make its step raise SystemError.
+  // (None is set on entry: Python calls a builtin with no error pending.)
+  try {
+    if (!g_wrapper_code) wrapper_code_from_caller();
+  } catch (...) {
+  }
+  if (py.err_occurred()) py.err_clear();
   py.inc_ref(py.none);
   return py.none;
 }
 
 void* OptimizerHooks::post_hook(void*, void* const* args, long nargs) {
-  if (t_depth > 0) --t_depth;
-  // Nested in another torch optimizer step, or one an exception left open
-  // (see t_depth): the frames tell.
-  if (t_depth > 0) recheck_depth(frame_above(1));
-  // Inside an outer step of ours (DeepSpeed's): does it still run?
-  if (t_depth == 0 && !t_open.empty()) drop_stale(frame_above(1));
-  // Our Python hook passes the optimizer, torch's first argument.
-  if (t_depth == 0 && t_open.empty()) step_closed(nargs >= 1 ? args[0] : nullptr, true);
   const PythonApi& py = python();
+  try {
+    if (t_depth > 0) --t_depth;
+    // Nested in another torch optimizer step, or one an exception left
+    // open (see t_depth): the frames tell.
+    if (t_depth > 0) recheck_depth(frame_above(1));
+    // Inside an outer step of ours (DeepSpeed's): does it still run?
+    if (t_depth == 0 && !t_open.empty()) drop_stale(frame_above(1));
+    // Our Python hook passes the optimizer, torch's first argument.
+    if (t_depth == 0 && t_open.empty()) step_closed(nargs >= 1 ? args[0] : nullptr, true);
+  } catch (...) {
+  }
+  if (py.err_occurred()) py.err_clear();
   py.inc_ref(py.none);
   return py.none;
 }
@@ -343,6 +375,11 @@ bool OptimizerHooks::try_register() {
           }
         }
         if (in) {
+          void* code = py.dict_get(globals, "_wrapper_code");  // borrowed
+          if (code && code != py.none && !g_wrapper_code) {
+            py.inc_ref(code);  // kept for the life of the process
+            g_wrapper_code = code;
+          }
           active_.store(true, std::memory_order_release);
           // Still under the GIL, so that no thread runs a step's Python
           // between the insert and the switch of counters. (A marker whose

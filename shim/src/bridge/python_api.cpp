@@ -48,10 +48,10 @@ PythonApi load() {
   bind(a.eval_get_frame, "PyEval_GetFrame");
   bind(a.frame_get_back, "PyFrame_GetBack");
   bind(a.frame_get_code, "PyFrame_GetCode");
-  bind(a.dict_get_item, "PyDict_GetItem");
   bind(a.generic_get_attr, "PyObject_GenericGetAttr");
   bind(a.get_attr, "PyObject_GetAttr");
   bind(a.type_of, "PyObject_Type");
+  bind(a.type_lookup, "_PyType_Lookup");
   bind(a.intern_string, "PyUnicode_InternFromString");
   bind(a.callable_check, "PyCallable_Check");
   bind(a.import_get_module_dict, "PyImport_GetModuleDict");
@@ -106,9 +106,13 @@ void* instance_attribute(void* obj, void* name) {
     }
   }
   if (!found) {
-    // type.__getattribute__ on a class: its MRO's dicts (and the
-    // metaclass's descriptors: type's own, for the classes asked here).
-    if (void* on_class = py.get_attr(type, name)) {
+    if (py.type_lookup) {
+      // The class's MRO dicts only: no descriptor's __get__, no
+      // metaclass's __getattr__ runs.
+      defined = py.type_lookup(type, name) != nullptr;
+    } else if (void* on_class = py.get_attr(type, name)) {
+      // type.__getattribute__ on the class (a metaclass of the job's could
+      // run code here: only where _PyType_Lookup is not exported).
       py.dec_ref(on_class);
     } else {
       py.err_clear();

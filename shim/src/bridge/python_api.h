@@ -22,7 +22,6 @@ struct PythonApi {
   // nargs), cast as CPython's own tables do. No argument tuple is made for
   // the call (CPython 3.7 on; in the stable ABI from 3.10).
   static constexpr int kFastCall = 0x0080;
-  using FastMeth = Obj (*)(Obj self, Obj const* args, long nargs);
   static constexpr int kFileInput = 257;      // Py_file_input
 
   int (*gil_ensure)() = nullptr;                               // PyGILState_Ensure
@@ -59,10 +58,12 @@ struct PythonApi {
   Obj (*eval_get_frame)() = nullptr;                           // PyEval_GetFrame, borrowed
   Obj (*frame_get_back)(Obj) = nullptr;                        // PyFrame_GetBack, new reference
   Obj (*frame_get_code)(Obj) = nullptr;                        // PyFrame_GetCode (3.9), new reference
-  Obj (*dict_get_item)(Obj, Obj) = nullptr;                    // PyDict_GetItem, borrowed
   Obj (*generic_get_attr)(Obj, Obj) = nullptr;                 // PyObject_GenericGetAttr, new reference
   Obj (*get_attr)(Obj, Obj) = nullptr;                         // PyObject_GetAttr, new reference
   Obj (*type_of)(Obj) = nullptr;                               // PyObject_Type, new reference
+  // Optional: a name's lookup along a class's MRO with no descriptor run
+  // and no error set (exported from 3.8 to 3.13 at least).
+  Obj (*type_lookup)(Obj, Obj) = nullptr;                      // _PyType_Lookup, borrowed
   Obj (*intern_string)(const char*) = nullptr;                 // PyUnicode_InternFromString, new reference
   // Optional: Python's exit (python_exit.h).
   int (*callable_check)(Obj) = nullptr;                        // PyCallable_Check

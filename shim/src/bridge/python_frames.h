@@ -22,11 +22,12 @@ const void* frame_above(int levels);
 bool is_ancestor(const void* ancestor, const void* frame);
 
 // How many strict ancestors of `frame` run `code` (a code object, compared
-// by address). -1 where Python lacks the API (before 3.9).
+// by address). -1 where no frame can be read. Before Python 3.9 (no
+// PyFrame_GetBack, PyFrame_GetCode) through frame.f_back and .f_code.
 int ancestors_running(const void* frame, const void* code);
 
 // The code object `frame` runs (borrowed in effect: a running frame keeps
-// its code alive). Null where Python lacks the API.
+// its code alive). Null where it cannot be read.
 const void* code_of(const void* frame);
 
 }  // namespace chakrashim::bridge
