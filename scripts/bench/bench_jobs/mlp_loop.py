@@ -67,17 +67,8 @@ if args.wait_for_hooks:
     while not optimizer_impl._global_optimizer_post_hooks and time.monotonic() < deadline:
         time.sleep(0.01)
 if args.hooks_floor:
-    import torch.optim.optimizer as optimizer_impl
-
-    def floor_pre_hook(optimizer, args=None, kwargs=None, _c=torch.compiler.is_dynamo_compiling):
-        if not _c():
-            pass
-
-    def floor_post_hook(optimizer, args=None, kwargs=None, _c=torch.compiler.is_dynamo_compiling):
-        if not _c():
-            pass
-    optimizer_impl.register_optimizer_step_pre_hook(floor_pre_hook)
-    optimizer_impl.register_optimizer_step_post_hook(floor_post_hook)
+    import floor_hooks
+    floor_hooks.register()
 prof = None
 times = []
 for step in range(args.steps):

@@ -29,15 +29,8 @@ opt = torch.optim.SGD([param], lr=0.1)
 opt.zero_grad(set_to_none=True)
 
 if mode == "floor":
-    def floor_pre_hook(optimizer, args=None, kwargs=None, _c=torch.compiler.is_dynamo_compiling):
-        if not _c():
-            pass
-
-    def floor_post_hook(optimizer, args=None, kwargs=None, _c=torch.compiler.is_dynamo_compiling):
-        if not _c():
-            pass
-    optimizer_impl.register_optimizer_step_pre_hook(floor_pre_hook)
-    optimizer_impl.register_optimizer_step_post_hook(floor_post_hook)
+    import floor_hooks
+    floor_hooks.register()
 elif mode == "shim":
     deadline = time.monotonic() + 60
     while not optimizer_impl._global_optimizer_post_hooks and time.monotonic() < deadline:
