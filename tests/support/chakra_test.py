@@ -9,6 +9,7 @@ preload would also enter.
 """
 import atexit
 import glob
+import json
 import os
 import pty
 import random
@@ -233,16 +234,74 @@ def capture_ddp_gloo(test, root, steps=6, start=2, end=4):
 
 def capture_gloo_job(test, root, job_name, args, start=2, end=4, world_size=2):
     """capture_ddp_gloo for any gloo job of tests/e2e/jobs (its name and
-    arguments), on `world_size` ranks."""
-    job = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e", "jobs", job_name)
-    codes, outputs = run_ranks_retrying_gloo([PYTHON, job, *args],
-                                             clean_env(LD_PRELOAD=PRELOAD, CHAKRA_PROFILE=1, CHAKRA_TRACE_DIR=root,
-                                                       CHAKRA_START_STEP=start, CHAKRA_END_STEP=end), root,
-                                             world_size=world_size)
+    arguments), on `world_size` ranks. A capture the CTest fixture made
+    (SHARED_CAPTURES) is copied instead. Returns the ranks' outputs."""
+    codes, outputs = gloo_job_capture(root, job_name, args, start, end, world_size)
     if gloo_could_not_connect(codes, outputs):
         test.skipTest("gloo could not connect on loopback, three times (flaky on a loaded machine, with or "
                       "without the shim)")
     test.assertEqual(codes, [0] * world_size, "\n".join(outputs))
+    return outputs
+
+
+# Captures that several tests only read, made once per CTest run by the
+# fixture fixtures.gloo_captures (tests/support/make_captures.py, issue #53:
+# the tools' tests made the same 2-rank capture five times, a pipeline's
+# six) into CHAKRASHIM_TEST_CAPTURES/NAME; each test copies one into its own
+# folder. Run any other way (the file alone, no fixture, a fixture made by
+# another build of the shim), a test makes its own.
+SHARED_CAPTURES = {  # name: (job, arguments, start, end, ranks)
+    "ddp2": ("ddp_gloo.py", ("6",), 2, 4, 2),
+    "pipeline_gpipe": ("pipeline_gloo.py", ("5", "gpipe", "4"), 2, 4, 2),
+    "pipeline_1f1b": ("pipeline_gloo.py", ("5", "1f1b", "4"), 2, 4, 2),
+}
+CAPTURES = os.environ.get("CHAKRASHIM_TEST_CAPTURES", "")
+JOBS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e", "jobs")
+
+
+def capture_stamp(job_name):
+    """What a shared capture was made with: the preload and the libraries
+    beside it (the bridge), and the job, each by size and modification
+    time. A capture whose stamp differs from the current one is not used."""
+    files = [os.path.join(JOBS_DIR, job_name), os.path.join(JOBS_DIR, "tiny_training.py")]
+    lib_dir = os.path.dirname(os.path.realpath(PRELOAD))
+    files += sorted(os.path.join(lib_dir, f) for f in os.listdir(lib_dir) if ".so" in f)
+    stamp = []
+    for f in files:
+        try:
+            st = os.stat(f)
+            stamp.append([os.path.realpath(f), st.st_size, st.st_mtime_ns])
+        except OSError:
+            stamp.append([f, None, None])
+    return stamp
+
+
+def run_gloo_job(root, job_name, args, start, end, world_size, timeout=300):
+    """The gloo job captured under the preload into `root` (relaunched while
+    gloo cannot connect): (exit statuses, outputs)."""
+    return run_ranks_retrying_gloo([PYTHON, os.path.join(JOBS_DIR, job_name), *args],
+                                   clean_env(LD_PRELOAD=PRELOAD, CHAKRA_PROFILE=1, CHAKRA_TRACE_DIR=root,
+                                             CHAKRA_START_STEP=start, CHAKRA_END_STEP=end), root,
+                                   timeout=timeout, world_size=world_size)
+
+
+def gloo_job_capture(root, job_name, args, start=2, end=4, world_size=2, timeout=300):
+    """run_gloo_job, or a copy of the same capture from the fixture where it
+    made one with this preload: (exit statuses, outputs)."""
+    key = (job_name, tuple(str(a) for a in args), start, end, world_size)
+    name = next((n for n, spec in SHARED_CAPTURES.items() if spec == key), None)
+    if name and CAPTURES and PRELOAD:
+        made = os.path.join(CAPTURES, name)
+        try:
+            with open(os.path.join(made, "made.json")) as f:
+                record = json.load(f)
+        except (OSError, ValueError):
+            record = None
+        if record and record["stamp"] == capture_stamp(job_name):
+            os.makedirs(root, exist_ok=True)
+            shutil.copytree(os.path.join(made, "trace"), root, symlinks=True, dirs_exist_ok=True)
+            return record["codes"], record["outputs"]
+    return run_gloo_job(root, job_name, args, start, end, world_size, timeout)
 
 
 def run_on_pty(cmd, env):
