@@ -246,8 +246,9 @@ def capture_gloo_job(test, root, job_name, args, start=2, end=4, world_size=2):
 
 # Captures that several tests only read, made once per CTest run by the
 # fixture fixtures.gloo_captures (tests/support/make_captures.py, issue #53:
-# the tools' tests made the same 2-rank capture five times, a pipeline's
-# six) into CHAKRASHIM_TEST_CAPTURES/NAME; each test copies one into its own
+# the tools' tests made the same 2-rank DDP capture four times and a
+# pipeline's five, more where ASTRA-sim runs) into
+# CHAKRASHIM_TEST_CAPTURES/NAME; each test copies one into its own
 # folder. Run any other way (the file alone, no fixture, a fixture made by
 # another build of the shim), a test makes its own.
 SHARED_CAPTURES = {  # name: (job, arguments, start, end, ranks)
