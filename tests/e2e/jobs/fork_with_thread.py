@@ -61,6 +61,8 @@ for epoch in range(epochs):
     busy.set()
     seen = loops[0]
     while loops[0] < seen + 2:  # the thread is in its loop of ops
+        if not side.is_alive():
+            sys.exit("the side thread died: no fork would meet its ops")
         time.sleep(0.0005)
     batches = iter(loader)  # forks both workers while the thread runs ops
     busy.clear()
