@@ -30,7 +30,6 @@ import chakra_test as ct  # noqa: E402
 from capture_builder import RankCapture, Span, write_capture, write_many  # noqa: E402
 
 GOLDEN = os.path.join(ct.GOLDEN_DIR, "device.0.json.gz")
-JOB = os.path.join(ct.SOURCE_DIR, "tests", "e2e", "jobs", "ddp_gloo.py")
 HOST_CATS = ("cpu_op", "user_annotation", "cuda_runtime", "cuda_driver")
 GPU_KINDS = {"kernel", "gpu_memcpy", "gpu_memset"}
 STEP = re.compile(r"^ProfilerStep#(\d+)$")
@@ -310,7 +309,7 @@ class RealGlooCapture(ReportCase):
         # Relaunched while gloo cannot connect on the loopback (a launch
         # flake on a loaded machine, not a verdict: issue #39); the CTest
         # fixture's copy where it made one (issue #53).
-        cls.codes, cls.outputs = ct.gloo_job_capture(cls.root, os.path.basename(JOB), ["6"], 2, 4, timeout=240)
+        cls.codes, cls.outputs = ct.gloo_job_capture(cls.root, "ddp_gloo.py", ["6"], 2, 4, timeout=240)
 
     @classmethod
     def tearDownClass(cls):
