@@ -2,10 +2,11 @@
 each with a scenario drawn from its seed, each judged against the same job
 run without the shim under the same fault (its "twin").
 
-  soak.py [--runs N] [--seed S] [--seeds S1,S2,...] [--jobs N] [--keep DIR] [--quiet]
+  soak.py [--runs N] [--seed S] [--seeds S1,S2,...] [--rotate S1,S2,... [--turn auto|all|T]]
+          [--jobs N] [--keep DIR] [--quiet]
 
-Run i uses seed S+i (or the listed seeds); `--seed S --runs 1` replays a
-failure. Every failure prints its seed, its scenario and why. A run that
+Run i uses seed S+i (or the listed seeds, then this commit's turn of the
+rotating ones: TURNS); `--seed S --runs 1` replays a failure. Every failure prints its seed, its scenario and why. A run that
 ends as the job without the shim also ends now and then (TWIN_RERUNS) is
 printed as its own outcome, JOB [also fails without the shim], and is no
 failure. Exit status: 0 when no run failed, 1 when one failed, 2 on a usage
@@ -601,6 +602,39 @@ def signature(fails):
     return "; ".join(out)
 
 
+# The short soak's pair seeds (tests/soak/CMakeLists.txt) run a turn at a
+# time (issue #53): a commit runs the regression seeds and every TURNS-th
+# pair seed, by its commit count, so that TURNS commits in a row run every
+# one. Each pair seed adds pairs of scenario features no other one has;
+# none of them ever failed (those that did are regression seeds, run by
+# every commit).
+TURNS = 3
+
+
+def seeds_of_turn(seeds, turn, turns=TURNS):
+    """The seeds at positions turn, turn + turns, ...; every seed for None."""
+    return list(seeds) if turn is None else [s for i, s in enumerate(seeds) if i % turns == turn]
+
+
+def turn_of_checkout(source, turns=TURNS):
+    """(turn, why): HEAD's commit count modulo `turns` (its hash in a shallow
+    clone, whose count says nothing); (None, why) where there is no git."""
+    def git(*args):
+        r = subprocess.run(["git", "-C", source, *args], capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL, timeout=60)
+        return r.stdout.strip() if r.returncode == 0 else ""
+    try:
+        head = git("rev-parse", "HEAD")
+        if not re.fullmatch(r"[0-9a-f]{40,64}", head):
+            return None, "no git checkout at %s: every seed" % source
+        if git("rev-parse", "--is-shallow-repository") == "true":
+            return int(head, 16) % turns, "HEAD %s of a shallow clone, by its hash" % head[:10]
+        count = git("rev-list", "--count", "HEAD")
+        return int(count) % turns, "HEAD %s, commit %s" % (head[:10], count)
+    except (OSError, ValueError, subprocess.TimeoutExpired) as e:
+        return None, "git failed (%s): every seed" % e
+
+
 def main():
     ap = argparse.ArgumentParser(description="Runs short torch jobs under the shim, each with a scenario drawn "
                                  "from its seed, and judges each against the same job without "
@@ -610,6 +644,13 @@ def main():
     ap.add_argument("--runs", type=int, default=40, help="how many runs (default 40)")
     ap.add_argument("--seed", type=int, default=1, help="the first run's seed (default 1)")
     ap.add_argument("--seeds", default="", help="comma-separated seeds instead of --seed/--runs")
+    ap.add_argument("--rotate", default="",
+                    help="comma-separated seeds run a turn at a time, after --seeds: this run takes "
+                         "every --turns-th one from position --turn")
+    ap.add_argument("--turns", type=int, default=TURNS, help="turns of --rotate (default %d)" % TURNS)
+    ap.add_argument("--turn", default=os.environ.get("CHAKRASHIM_TEST_SOAK_TURN", "auto"),
+                    help="auto (by the checkout's commit count, default; CHAKRASHIM_TEST_SOAK_TURN), "
+                         "all, or a number below --turns")
     ap.add_argument("--keep", default="", help="copy each failed run's folder into DIR/seed-S")
     ap.add_argument("--quiet", action="store_true", help="print failures and the summary only")
     ap.add_argument("--print", action="store_true", help="print the scenarios, run nothing")
@@ -640,6 +681,24 @@ def main():
             seed += 1
     else:
         seeds = list(range(a.seed, a.seed + a.runs))
+    if a.rotate:
+        if a.turns < 1 or not (a.turn in ("auto", "all") or (a.turn.isdigit() and int(a.turn) < a.turns)):
+            print("soak: --turn takes auto, all or a number below --turns (%d); see --help" % a.turns,
+                  file=sys.stderr)
+            return 2
+        rotating = [int(x) for x in a.rotate.split(",") if x]
+        if a.turn == "all":
+            turn, why = None, "--turn all"
+        elif a.turn == "auto":
+            turn, why = turn_of_checkout(os.environ.get("CHAKRASHIM_TEST_SOURCE_DIR") or
+                                         os.path.join(HERE, "..", ".."), a.turns)
+        else:
+            turn, why = int(a.turn), "--turn %s" % a.turn
+        picked = seeds_of_turn(rotating, turn, a.turns)
+        print("soak: %s of the %d rotating seeds (%s): %s" % (
+            "all" if turn is None else "turn %d of %d, %d" % (turn, a.turns, len(picked)), len(rotating), why,
+            ",".join(map(str, picked))) + ("" if turn is None else "; --turn all runs every one"), flush=True)
+        seeds += picked
     if a.print:
         for seed in seeds:
             print(f"seed {seed}: {describe(draw(seed))}")

@@ -200,5 +200,48 @@ class Leftovers(unittest.TestCase):
         self.assertFalse(soak.mp_leftover({"fault": "os_exit"}, os.path.join("pymp-onuh13s2", "x")))
 
 
+class Turns(unittest.TestCase):
+    """The short soak's rotating seeds (issue #53): TURNS commits in a row
+    run every one, each exactly once."""
+
+    def test_turns_partition_the_seeds(self):
+        seeds = list(range(100, 139))
+        turns = [soak.seeds_of_turn(seeds, t, 3) for t in range(3)]
+        self.assertEqual(sorted(sum(turns, [])), seeds)
+        self.assertEqual([len(t) for t in turns], [13, 13, 13])
+        self.assertEqual(turns[1][:3], [101, 104, 107])
+        self.assertEqual(soak.seeds_of_turn(seeds, None, 3), seeds)
+
+    def test_the_turn_follows_the_commit_count(self):
+        import subprocess
+        import tempfile
+        repo = tempfile.mkdtemp(prefix="soak-turns-")
+        self.addCleanup(subprocess.run, ["rm", "-rf", repo])
+        env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
+                   GIT_COMMITTER_EMAIL="t@t")
+
+        def git(*args):
+            return subprocess.run(["git", "-C", repo, *args], env=env, check=True, capture_output=True,
+                                  text=True).stdout.strip()
+        turn, why = soak.turn_of_checkout(repo)
+        self.assertIsNone(turn, why)  # not a checkout: every seed
+        git("init", "-q")
+        seen = []
+        for n in range(1, 5):
+            git("commit", "-q", "--allow-empty", "-m", str(n))
+            turn, why = soak.turn_of_checkout(repo)
+            self.assertIn("commit %d" % n, why)
+            seen.append(turn)
+        self.assertEqual(seen, [1, 2, 0, 1])
+        # A shallow clone's count is its depth: the hash decides instead.
+        shallow = os.path.join(tempfile.mkdtemp(prefix="soak-shallow-"), "c")
+        self.addCleanup(subprocess.run, ["rm", "-rf", os.path.dirname(shallow)])
+        subprocess.run(["git", "clone", "-q", "--depth", "1", "file://" + repo, shallow], check=True,
+                       capture_output=True)
+        turn, why = soak.turn_of_checkout(shallow)
+        self.assertEqual(turn, int(git("rev-parse", "HEAD"), 16) % soak.TURNS)
+        self.assertIn("shallow", why)
+
+
 if __name__ == "__main__":
     unittest.main()
