@@ -282,6 +282,15 @@ cmake_args=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DCHAKRA_BUILD_TESTS=OFF -DCMAKE
             "-DCHAKRA_HEADER_DEPS_DIR=$deps"
             "-DZLIB_INCLUDE_DIR=$deps/include" "-DZLIB_LIBRARY=${loc[libz]}")
 [ -z "${loc[cupti_include]}" ] || cmake_args+=("-DCHAKRA_CUPTI_INCLUDE_DIR=${loc[cupti_include]}")
+# --dry compiles without optimizing (Release's flags but -O0): it proves the
+# configuration, the deps folder (no system header read: below), the unity
+# build, the link and the install that the GPU run will use, and runs that
+# build; how well the compiler optimizes is not something a CPU run can
+# judge, and -O3 was half of CI's dry build (about 85 s of CPU, issue #53).
+# Without -Werror, the level cannot make the build pass or fail.
+if [ "$mode" = dry ]; then
+  cmake_args+=("-DCMAKE_CXX_FLAGS_RELEASE=-O0 -DNDEBUG" "-DCMAKE_C_FLAGS_RELEASE=-O0 -DNDEBUG")
+fi
 # CUPTI's headers include cuda.h; where they live apart from it (a standard
 # toolkit's extras/CUPTI/include), the toolkit's include folder comes last.
 if [ -n "${loc[cupti_include]}" ] && [ "${loc[cupti_has_cuda_h]}" = 0 ] && [ -n "${loc[cuda_include]}" ]; then
