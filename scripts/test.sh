@@ -68,7 +68,8 @@ status=0
 # (nice 19): the suite's jobs spend a quarter of their time asleep or
 # waiting on their children (its CPU time is about 75% of two cores'), and
 # the builds take only what the tests leave. Their output goes to a log,
-# printed after the suite; their tests run after it, alone. (In CI of
+# printed after the variants' sanitizer tests; their tests run after the
+# suite. (In CI of
 # 2026-12-03 the builds, tools included, needed more than the suite left
 # and finished 245 s after it; without the tools they are half that.)
 variants_log=$build/variants-build.log
@@ -79,8 +80,18 @@ if [ $quick -eq 0 ]; then
 fi
 part suite ctest --test-dir "$build" --output-on-failure -j "$(nproc)" "$@" || status=$?
 if [ -n "$variants_pid" ]; then
+  # The sanitizer variants' tests start as soon as the suite has ended and
+  # their builds are done (the builds go asan, tsan, fuzz; each says it is
+  # done in CHAKRA_CI_TIMES), beside what is left of the fuzz build at
+  # nice 19; the fuzz tests after it (issue #53: the fuzz build used to end
+  # about a minute after the suite, and every variant's tests waited for it).
+  while kill -0 "$variants_pid" 2>/dev/null &&
+        ! { grep -q '^asan-build ' "$CHAKRA_CI_TIMES" && grep -q '^tsan-build ' "$CHAKRA_CI_TIMES"; }; do
+    sleep 2
+  done
+  "$here/test-variants.sh" --tests-only --cli "$build/tools/chakrashim" asan tsan || status=1
   wait "$variants_pid" || status=1
   cat "$variants_log"
-  "$here/test-variants.sh" --tests-only --cli "$build/tools/chakrashim" || status=1
+  "$here/test-variants.sh" --tests-only --cli "$build/tools/chakrashim" fuzz || status=1
 fi
 exit $status
