@@ -158,7 +158,7 @@ build_asan() {
 }
 tests_asan() {
   CHAKRASHIM_TEST_ONLY="$asan_only" \
-    ctest --test-dir "$root/build-asan" --output-on-failure -j "${asan_jobs:-$jobs}" -R "$asan_tests"
+    ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs" -R "$asan_tests"
 }
 build_tsan() {
   san_cli_args "$root/build-tsan"
@@ -222,42 +222,15 @@ timed() {  # NAME FUNCTION: runs it, notes its time, CPU time and verdict; its s
 for part in "${parts[@]}"; do
   case "$part" in asan|tsan|fuzz) ;; *) echo "test-variants.sh: unknown part $part" >&2; exit 2 ;; esac
 done
-# --tests-only with both asan and tsan (as scripts/test.sh runs them): the
-# two at once, ASan's one test at a time beside TSan's two (issue #53):
-# each alone leaves a core idle a tenth of its time (its jobs wait on
-# their children and on each other), and TSan's long tests end it alone.
-# Three jobs on two cores, less than the loaded check's four (docs/
-# maintainers.md); ASan's output comes after TSan's, whole.
-asan_done() {  # waits for the ASan tests begun beside the others; their output and verdict
-  wait "$asan_pid" || status=1
-  cat "$asan_log"
-  [ -f "$asan_log.part" ] && mapfile -t -O "${#summary[@]}" summary <"$asan_log.part"
-  rm -f "$asan_log" "$asan_log.part"
-  asan_pid=""
-}
-if [ "${steps[*]}" = tests ] && [[ " ${parts[*]} " == *" asan "* ]] && [[ " ${parts[*]} " == *" tsan "* ]]; then
-  asan_log=$(mktemp)
-  ( cpu_file=$(mktemp); summary=(); status=0; asan_jobs=1; timed asan-tests tests_asan
-    printf '%s\n' "${summary[@]}" >"$asan_log.part"; rm -f "$cpu_file"; exit $status ) >"$asan_log" 2>&1 &
-  asan_pid=$!
-  rest=()
-  for part in "${parts[@]}"; do [ "$part" = asan ] || rest+=("$part"); done
-  parts=("${rest[@]}")
-fi
 for part in "${parts[@]}"; do
-  if [ "$part" != tsan ] && [ -n "${asan_pid:-}" ]; then  # fuzz after both
-    asan_done
-  fi
   case "${steps[*]}" in
     "build tests") timed "$part-build" "build_$part" && timed "$part-tests" "tests_$part" ;;
     build) timed "$part-build" "build_$part" ;;
     tests) timed "$part-tests" "tests_$part" ;;
   esac
 done
-[ -z "${asan_pid:-}" ] || asan_done
-if [ -n "${CHAKRA_CI_TIMES:-}" ]; then
-  :  # each part's line went there as it ended (timed)
-else
+# Under scripts/test.sh each part's line went to CHAKRA_CI_TIMES as it ended.
+if [ -z "${CHAKRA_CI_TIMES:-}" ]; then
   for line in "${summary[@]}"; do
     set -- $line
     log "$(printf '%-11s %5s s  CPU %5s s  %s' "$1" "$2" "$4" "$3")"
