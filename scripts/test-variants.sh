@@ -175,7 +175,7 @@ tests_tsan() {
 build_fuzz() {
   # No torch: the fuzz targets link only the pure libraries. -O0 as the
   # sanitizer variants (issue #53): CI's fuzz tests replay every committed
-  # seed under ASan+UBSan and explore for CHAKRA_FUZZ_SECONDS (5) each, a
+  # seed under ASan+UBSan and explore for CHAKRA_FUZZ_SECONDS (3) each, a
   # regression net, not a campaign; at -O0 the build took 158 s of CPU
   # against 295 s at -O2, and the targets ran 0.3 to 0.7 times as many
   # inputs a second. For a long campaign, an optimized build:

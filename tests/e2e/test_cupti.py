@@ -151,8 +151,12 @@ class GpuPathWithTheDouble(CaptureCase):
         # 2000 launches + kernels per leaf op (about 560 KB of records) into
         # two 64 KiB buffers: CUPTI (the double) finds no free buffer for
         # most of them.
+        # Under a sanitizer 800 (about 220 KB of records an op, still
+        # more than the two buffers hold): decoding the full flood under TSan
+        # took 48 s of CPU (issue #53).
+        per_op = 800 if os.environ.get("CHAKRASHIM_TEST_SANITIZE") else 2000
         flood = dict(CHAKRA_CUPTI_BUFFERS="128K", CHAKRA_MAX_MEMORY="8M",
-                     FAKE_CUPTI_KERNELS_PER_OP=2000, FAKE_CUPTI_MEMCPY_EVERY=0)
+                     FAKE_CUPTI_KERNELS_PER_OP=per_op, FAKE_CUPTI_MEMCPY_EVERY=0)
         r, peak = self.run_measured(**flood)
         self.assert_ran(r)
         # The decoded records share CHAKRA_MAX_MEMORY with the spans: the
@@ -177,14 +181,18 @@ class GpuPathWithTheDouble(CaptureCase):
         self.assertIn("device.dropped", checked.stdout)
         # The same job and flood without the device trace: what the GPU side
         # costs stays within its caps (buffers + events) plus a constant.
+        # Not under a sanitizer: its shadow memory is in the peak, so the
+        # bound is not judged there, and the second job would be run for
+        # nothing (issue #53).
+        if os.environ.get("CHAKRASHIM_TEST_SANITIZE"):
+            return
         self.trace_dir += "-off"
         r_off, peak_off = self.run_measured(CHAKRA_DEVICE_TRACE=0, **flood)
         self.assert_ran(r_off)
         grew_mib = (peak - peak_off) / 1024
         print(f"peak RSS: device trace off {peak_off / 1024:.1f} MiB, on {peak / 1024:.1f} MiB "
               f"(+{grew_mib:.1f} MiB; caps 0.125 + 8 MiB)")
-        if not os.environ.get("CHAKRASHIM_TEST_SANITIZE"):  # shadow memory is not ours
-            self.assertLess(grew_mib, 0.125 + 8 + 24)
+        self.assertLess(grew_mib, 0.125 + 8 + 24)
 
     def run_measured(self, **settings):
         """Runs plain_loop.py under the double through a small parent that
