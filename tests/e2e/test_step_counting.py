@@ -7,7 +7,7 @@ import os
 import unittest
 
 from e2e_case import CaptureCase
-from harness import JOBS, PYTHON, Capture, job_env, run, run_job, run_plain
+from harness import JOBS, PRELOAD, PYTHON, Capture, job_env, run, run_job, run_plain
 
 HOOKS_LINE = "steps are counted by torch.optim's step hooks"
 
@@ -117,6 +117,33 @@ class StepCountingByHooks(StepCounting):
                                                   CHAKRA_END_STEP=3))
         self.assert_ran(r)
         self.assert_valid_capture([1, 2, 3])
+
+
+MARKER_DELAY = os.environ.get("CHAKRASHIM_TEST_MARKER_DELAY", "")
+
+
+@unittest.skipUnless(MARKER_DELAY, "the marker-delay seam was not built")
+class HookHandOver(CaptureCase):
+    """Issue #53: torch.optim's step hooks went in (and our step callback
+    out) while the first optimizer step's record had taken its callbacks
+    but not yet run them. Both counted that step, and every later step's
+    number was one too high: a CI run's window of steps 2-4 held two
+    iterations. The marker-delay seam (tests/support/marker_delay.cpp)
+    holds the record there for 600 ms; jobs/hook_handover.py has the hooks'
+    registrar find no hook dict until just before, so that it puts the
+    hooks in during the hold. No race against the machine's speed."""
+
+    def test_a_step_whose_record_took_our_callback_before_the_hooks_came_counts_once(self):
+        env = job_env(self.trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=3, CHAKRA_LOG_LEVEL="debug",
+                      CHAKRASHIM_TEST_MARKER_DELAY_MS=600)
+        env["LD_PRELOAD"] = env["LD_PRELOAD"].replace(PRELOAD, f"{MARKER_DELAY}:{PRELOAD}")
+        r = run_job("hook_handover.py", [6], env)
+        self.assert_ran(r)
+        self.assertIn("marker_delay: holding Optimizer.step#SGD.step", r.stderr, "the seam took")
+        self.assertIn(HOOKS_LINE, r.stderr)
+        cap = self.assert_valid_capture([2, 3])
+        self.assertEqual(sorted(e["name"] for e in cap.named("iteration ")), ["iteration 2", "iteration 3"],
+                         "steps 2 and 3 are iterations 2 and 3")
 
 
 class OptimizerLeftAlone(CaptureCase):

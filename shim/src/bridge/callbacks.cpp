@@ -1,6 +1,7 @@
 #include "bridge/callbacks.h"
 
 #include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 
@@ -22,6 +23,10 @@ bool starts_with(const char* name, const std::string& prefix) {
 // Nesting of step markers on this thread: a subclass's step() calling
 // super().step(), or a wrapper optimizer, counts once (docs/design.md section 3).
 thread_local int t_marker_depth = 0;
+// This thread's outermost markers, numbered as they open, and the one inside
+// which torch.optim's post hook counted a step (hook_counted_step_here).
+thread_local std::uint64_t t_marker_serial = 0;
+thread_local std::uint64_t t_hook_counted_marker = 0;
 
 std::unique_ptr<at::ObserverContext> step_start(const at::RecordFunction& fn) {
   Capture& capture = Capture::instance();
@@ -32,7 +37,10 @@ std::unique_ptr<at::ObserverContext> step_start(const at::RecordFunction& fn) {
   }
   const char* name = fn.name();
   if (starts_with(name, capture.marker())) {
-    if (t_marker_depth++ == 0) capture.marker_opened();
+    if (t_marker_depth++ == 0) {
+      ++t_marker_serial;
+      capture.marker_opened();
+    }
   } else {
     capture.count_user_record(name);
   }
@@ -48,6 +56,9 @@ void step_end(const at::RecordFunction& fn, at::ObserverContext*) {
     return;
   if (--t_marker_depth == 0) {
     capture.marker_closed();
+    // The hooks went in, and this callback out, after this marker took its
+    // callbacks: its post hook counted its step already (issue #53).
+    if (t_hook_counted_marker == t_marker_serial) return;
     capture.on_step_end(fn);
   }
 }
@@ -259,6 +270,8 @@ std::unique_ptr<at::ObserverContext> backward_seen(const at::RecordFunction&) {
   Capture::instance().note_backward();
   return nullptr;
 }
+
+void hook_counted_step_here() { t_hook_counted_marker = t_marker_depth > 0 ? t_marker_serial : 0; }
 
 at::CallbackHandle register_backward_watch() {
   return at::addGlobalCallback(

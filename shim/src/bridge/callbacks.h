@@ -18,6 +18,13 @@
 namespace chakrashim::bridge {
 
 at::CallbackHandle register_step_callback();
+// torch.optim's post hook counted a step on this thread. A record takes its
+// callbacks when it is made and runs them a moment later (the GIL released
+// inside torch.ops): the hooks may go in, and the step callback out, in
+// between, and that record still runs the step callback. If it saw this
+// step's marker open, the marker's end is no step of its own: each step is
+// counted once (issue #53, docs/design.md "Counting steps").
+void hook_counted_step_here();
 // BACKWARD_FUNCTION only, until the first backward function (Capture drops
 // it then): whether the job trains, once the step callback is gone.
 at::CallbackHandle register_backward_watch();

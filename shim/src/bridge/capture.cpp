@@ -165,6 +165,7 @@ void Capture::on_hook_step_end() {
   if (scheduler_.done() || rf_counting_.load()) return;
   stepping_tid_.store(os_tid(), std::memory_order_relaxed);
   scheduler_.before_step_end(armed_);
+  hook_counted_step_here();  // not counted again at its marker's end
   // Not armed (the step callback would count otherwise): no op-span
   // callback, so the boundary acts now, inside the Optimizer.step record.
   apply(scheduler_.window().step_ended(), now_ns(), os_tid());
