@@ -18,7 +18,6 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <string_view>
 #include <variant>
@@ -59,12 +58,17 @@ extern "C" void chakra_marker_delay_before(void* self, Name name, long sequence_
 
 extern "C" void chakra_marker_delay_before(void* self, Name name, long sequence_nr) {
   static const BeforeFn real = find_real();
-  if (const std::string_view* text = std::get_if<std::string_view>(&name); text && !g_held.load()) {
-    const char* prefix = std::getenv("CHAKRASHIM_TEST_MARKER_DELAY_PREFIX");
-    if (!prefix || !*prefix) prefix = "Optimizer.step#SGD";
+  static const long delay = [] {
     const char* ms = std::getenv("CHAKRASHIM_TEST_MARKER_DELAY_MS");
-    const long delay = ms ? std::strtol(ms, nullptr, 10) : 0;
-    if (delay > 0 && text->substr(0, std::strlen(prefix)) == prefix && !g_held.exchange(true)) {
+    return ms ? std::strtol(ms, nullptr, 10) : 0L;
+  }();
+  static const std::string_view prefix = [] {
+    const char* p = std::getenv("CHAKRASHIM_TEST_MARKER_DELAY_PREFIX");
+    return std::string_view(p && *p ? p : "Optimizer.step#SGD");
+  }();
+  const std::string_view* text = std::get_if<std::string_view>(&name);
+  if (delay > 0 && text && !g_held.load() && text->substr(0, prefix.size()) == prefix) {
+    if (!g_held.exchange(true)) {
       std::fprintf(stderr, "marker_delay: holding %.*s for %ld ms after it took its callbacks\n",
                    static_cast<int>(text->size()), text->data(), delay);
       ::usleep(static_cast<useconds_t>(delay) * 1000);
