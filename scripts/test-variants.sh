@@ -100,7 +100,7 @@ asan_only="window:test_the_schedule_2_9_1_2 window:test_a_job_that_ends_before_e
 # user threads, with a thread per op (buffers handed on at thread exit), and
 # its take racing a recording thread (unit EtRecorderTake, libtorch linked);
 # the trigger watch thread (on demand, trigger files mid-run).
-tsan_tests='^[A-Z]|^unit\.|^preload\.(runpath|inert)$|^e2e\.(window|signals|fork|cupti|threads_and_memory|et_recorder|on_demand)$'
+tsan_tests='^[A-Z]|^unit\.|^preload\.(runpath|inert)$|^e2e\.(window|signals|signals_awkward|fork|cupti|threads_and_memory|et_recorder|on_demand)$'
 tsan_only="window:test_a_plain_loop_keeps_exactly window:test_the_schedule_2_9_1_2
   signals:test_sigterm_finalizes_the_files signals:test_sigterm_twice
   signals:test_the_flush_signal_writes_the_files signals:test_sigterm_after_the_flush_signal
