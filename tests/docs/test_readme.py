@@ -99,7 +99,11 @@ class GuaranteesNameRealTests(unittest.TestCase):
                           or re.search(rf"chakra_{prefix}_test\({name} ", cmake))
             self.assertTrue(registered, f"docs/guarantees.md names {suite}: no such CTest test")
             if prefix in ("e2e", "tools"):
-                path = os.path.join(self.ROOT, "tests", prefix, f"test_{name}.py")
+                # The file its add_test runs (e2e.signals_awkward runs
+                # test_signals.py), else test_NAME.py (the foreach loops).
+                command = re.search(rf"NAME {re.escape(suite)}\s+COMMAND [^)]*?\b(test_\w+)\.py", cmake)
+                script = command.group(1) if command else f"test_{name}"
+                path = os.path.join(self.ROOT, "tests", prefix, f"{script}.py")
                 self.assertTrue(os.path.exists(path), f"docs/guarantees.md names {suite}: no {path}")
                 with open(path) as f:
                     body = f.read()
