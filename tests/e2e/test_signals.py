@@ -5,8 +5,8 @@ import os
 import random
 import signal
 import socket
-import sys
 import subprocess
+import sys
 import time
 import unittest
 
