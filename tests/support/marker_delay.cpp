@@ -33,9 +33,12 @@ using Name = std::variant<std::string_view, std::reference_wrapper<const c10::Fu
 // A non-virtual member function: `this` comes first.
 using BeforeFn = void (*)(void*, Name, long);
 
-constexpr const char* kBefore =
-    "_ZN2at14RecordFunction6beforeESt7variantIJSt17basic_string_viewIcSt11char_traitsIcEESt17"
-    "reference_wrapperIKN3c1014FunctionSchemaEEEEl";
+// Its mangled name, once: our definition below takes it (an asm label needs
+// a literal), and find_real() looks the real one up by it.
+#define CHAKRA_RECORD_FUNCTION_BEFORE                                                         \
+  "_ZN2at14RecordFunction6beforeESt7variantIJSt17basic_string_viewIcSt11char_traitsIcEESt17" \
+  "reference_wrapperIKN3c1014FunctionSchemaEEEEl"
+constexpr const char* kBefore = CHAKRA_RECORD_FUNCTION_BEFORE;
 
 std::atomic<bool> g_held{false};
 
@@ -53,8 +56,7 @@ BeforeFn find_real() {
 }  // namespace
 
 extern "C" void chakra_marker_delay_before(void* self, Name name, long sequence_nr) __asm__(
-    "_ZN2at14RecordFunction6beforeESt7variantIJSt17basic_string_viewIcSt11char_traitsIcEESt17"
-    "reference_wrapperIKN3c1014FunctionSchemaEEEEl");
+    CHAKRA_RECORD_FUNCTION_BEFORE);
 
 extern "C" void chakra_marker_delay_before(void* self, Name name, long sequence_nr) {
   static const BeforeFn real = find_real();
