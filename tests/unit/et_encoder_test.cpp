@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -86,6 +87,55 @@ TEST(EtEncoder, AScratchIsWrittenFromItsStartAndKeptAsRoom) {
     EXPECT_TRUE(reads_back(scratch.data(), e.size(), 11, 1));
   }
   EXPECT_EQ(scratch.size(), room);
+}
+
+// Fields (reserve, then unchecked stores, then commit) write the same bytes
+// as the checked fields, between them; commit takes what was written, not
+// what was reserved; a reservation beyond the room grows it and keeps what
+// the record already holds.
+TEST(EtEncoder, ReservedFieldsWriteWhatCheckedFieldsWriteAndOnlyThat) {
+  auto encode = [](Encoder& e, bool reserved, std::size_t payload) {
+    e.begin(RecordKind::start, 42);
+    if (reserved) {
+      auto f = e.reserve(1 + 4 + 8 + 8 + 4 + 8 * payload + 512);  // more than it writes
+      f.u8(7);
+      f.u32(0xA1B2C3D4u);
+      f.i64(-5);
+      f.u64(0x0102030405060708ull);
+      f.u32(static_cast<std::uint32_t>(payload));
+      for (std::size_t i = 0; i < payload; ++i) f.u64(i);
+      e.commit(f);
+    } else {
+      e.u8(7);
+      e.u32(0xA1B2C3D4u);
+      e.i64(-5);
+      e.u64(0x0102030405060708ull);
+      e.u32(static_cast<std::uint32_t>(payload));
+      for (std::size_t i = 0; i < payload; ++i) e.u64(i);
+    }
+    e.u8(9);  // a checked field after the reserved run
+    e.close();
+  };
+  for (const std::size_t payload : {std::size_t{0}, std::size_t{3}, std::size_t{300}}) {
+    std::vector<std::uint8_t> checked, reserved;
+    {
+      Encoder e(checked);
+      encode(e, false, payload);
+    }
+    {
+      Encoder e(reserved);
+      encode(e, true, payload);
+    }
+    EXPECT_EQ(reserved, checked) << payload << " items";
+    EXPECT_EQ(reserved.size(), 4 + 1 + 8 + 1 + 4 + 8 + 8 + 4 + 8 * payload + 1);
+    // A scratch of 16 bytes: the reservation grows it past the header
+    // already written, which stays.
+    std::vector<std::uint8_t> scratch(16, 0xEE);
+    Encoder e(scratch, Encoder::Scratch{});
+    encode(e, true, payload);
+    ASSERT_EQ(e.size(), checked.size());
+    EXPECT_TRUE(std::equal(checked.begin(), checked.end(), scratch.begin())) << payload << " items";
+  }
 }
 
 }  // namespace

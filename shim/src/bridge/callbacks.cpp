@@ -69,7 +69,6 @@ void step_end(const at::RecordFunction& fn, at::ObserverContext*) {
 // on whichever thread ends the record (async records end elsewhere; the
 // block then joins that thread's list).
 struct SpanContext final : at::ObserverContext {
-  static void* operator new(std::size_t size);
   static void operator delete(void* p) noexcept;
 
   std::int64_t start_ns = 0;
@@ -94,9 +93,10 @@ struct SpanContext final : at::ObserverContext {
   ~SpanContext() override { (void)started.load(std::memory_order_acquire); }
 };
 
-// What the op-span callback keeps per thread, in one thread_local: in a
+// What the op callbacks keep per thread, in one thread_local: in a
 // dlopen'ed library each distinct thread_local costs a call to
-// __tls_get_addr, and the op path reaches this state once per callback.
+// __tls_get_addr, so each callback reaches this state once and hands it on
+// (to the span's context, to the native ET recorder).
 struct SpanThread {
   struct Node {
     Node* next;
@@ -107,6 +107,13 @@ struct SpanThread {
   int free_count = 0;
   std::uint64_t tid = 0;                      // 0: not looked up yet
   SpanStore::ThreadBuffer* buffer = nullptr;  // looked up at the first kept op
+  // This thread's buffer with the native ET recorder (EtRecorder::local),
+  // looked up at its first record. The recorder keeps every buffer for the
+  // process's life, so the pointer stays valid; a record made in a
+  // thread_local destructor after the recorder's lease went back lands in
+  // a buffer another thread may have leased since, under that buffer's
+  // lock: still whole, and the records carry their own thread's id.
+  EtRecorder::ThreadBuffer* et = nullptr;
   ~SpanThread() {
     while (free_head) {
       Node* n = free_head;
@@ -116,18 +123,6 @@ struct SpanThread {
   }
 };
 thread_local SpanThread t_span;
-
-void* SpanContext::operator new(std::size_t size) {
-  static_assert(sizeof(SpanContext) >= sizeof(SpanThread::Node));
-  SpanThread& t = t_span;
-  if (size == sizeof(SpanContext) && t.free_head) {
-    SpanThread::Node* n = t.free_head;
-    t.free_head = n->next;
-    --t.free_count;
-    return n;
-  }
-  return ::operator new(size);
-}
 
 void SpanContext::operator delete(void* p) noexcept {
   if (!p) return;
@@ -142,15 +137,36 @@ void SpanContext::operator delete(void* p) noexcept {
   ::operator delete(p);
 }
 
-std::unique_ptr<at::ObserverContext> span_start(const at::RecordFunction& fn) {
+// Makes a SpanContext with the thread's state at hand (no second
+// thread-local lookup): a block from the thread's free list, which its
+// operator delete (whichever thread torch destroys it on) refills.
+std::unique_ptr<SpanContext> new_context(SpanThread& t) {
+  static_assert(sizeof(SpanContext) >= sizeof(SpanThread::Node));
+  void* p;
+  if (t.free_head) {
+    SpanThread::Node* n = t.free_head;
+    t.free_head = n->next;
+    --t.free_count;
+    p = n;
+  } else {
+    p = ::operator new(sizeof(SpanContext));
+  }
+  return std::unique_ptr<SpanContext>(::new (p) SpanContext());
+}
+
+EtRecorder::ThreadBuffer& et_buffer(SpanThread& t, EtRecorder& recorder) {
+  if (!t.et) t.et = &recorder.local();
+  return *t.et;
+}
+
+std::unique_ptr<at::ObserverContext> span_start_on(const at::RecordFunction& fn, SpanThread& t) {
   Capture& capture = Capture::instance();
   // First: a forked child (dead) must never finalize the parent's window.
   if (capture.dead()) return nullptr;
   // Async records (gloo:*, nccl:*) are kept too: the ET has nodes for them,
   // and the rf_id join needs their spans. They are drawn on the thread that
   // started them.
-  auto ctx = std::make_unique<SpanContext>();
-  SpanThread& t = t_span;
+  auto ctx = new_context(t);
   if (t.tid == 0) t.tid = os_tid();
   ctx->keep = capture.keeping();
   ctx->tid = t.tid;
@@ -195,6 +211,10 @@ std::unique_ptr<at::ObserverContext> span_start(const at::RecordFunction& fn) {
   }
   ctx->started.store(true, std::memory_order_release);
   return ctx;
+}
+
+std::unique_ptr<at::ObserverContext> span_start(const at::RecordFunction& fn) {
+  return span_start_on(fn, t_span);
 }
 
 void span_end(const at::RecordFunction& fn, at::ObserverContext* ctx_ptr) {
@@ -249,15 +269,18 @@ void span_end(const at::RecordFunction& fn, at::ObserverContext* ctx_ptr) {
 // recorded before the span's start time is read, the outputs after its end
 // time; then the deferred window boundary, which the recorder's end ran.
 std::unique_ptr<at::ObserverContext> op_start_with_et(const at::RecordFunction& fn) {
+  SpanThread& t = t_span;
   EtRecorder& recorder = EtRecorder::instance();
-  if (recorder.enabled()) recorder.record_start(fn);
-  return span_start(fn);
+  if (recorder.enabled()) recorder.record_start(fn, et_buffer(t, recorder));
+  return span_start_on(fn, t);
 }
 
 void op_end_with_et(const at::RecordFunction& fn, at::ObserverContext* ctx) {
   span_end(fn, ctx);
   EtRecorder& recorder = EtRecorder::instance();
-  if (recorder.enabled()) recorder.record_end(fn);
+  // The ending thread's buffer, as ever: an async record may end on
+  // another thread than it started on.
+  if (recorder.enabled()) recorder.record_end(fn, et_buffer(t_span, recorder));
   Capture::instance().on_recorder_op_end(fn);
 }
 
@@ -287,14 +310,16 @@ at::CallbackHandle register_step_callback() {
 }
 
 at::CallbackHandle register_op_span_callback() {
-  return at::addGlobalCallback(at::RecordFunctionCallback(&span_start, &span_end).needsIds(true));
+  return at::addGlobalCallback(
+      at::RecordFunctionCallback(&span_start, &span_end).needsIds(true).scopes(traced_scopes()));
 }
 
 at::CallbackHandle register_op_callback_with_et() {
   return at::addGlobalCallback(at::RecordFunctionCallback(&op_start_with_et, &op_end_with_et)
                                    .needsInputs(true)
                                    .needsOutputs(true)
-                                   .needsIds(true));
+                                   .needsIds(true)
+                                   .scopes(traced_scopes()));
 }
 
 }  // namespace chakrashim::bridge

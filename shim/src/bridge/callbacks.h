@@ -4,8 +4,9 @@
 //                     while armed; outside the window torch.optim's step
 //                     hooks count instead (optimizer_hooks.h), and it is
 //                     removed once they are in.
-//   op-span callback  every scope, asks for ids, registered only while
-//                     armed: records host spans carrying the rf_id. With
+//   op-span callback  every scope torch raises (record_scopes.h), asks
+//                     for ids, registered only while armed: records host
+//                     spans carrying the rf_id. With
 //                     the native ET recorder it also asks for inputs and
 //                     outputs and records the op's ET records (before the
 //                     span's start, after its end): one callback an op.
@@ -14,6 +15,8 @@
 #pragma once
 
 #include <ATen/record_function.h>
+
+#include "bridge/record_scopes.h"
 
 namespace chakrashim::bridge {
 

@@ -17,10 +17,13 @@
 #include <c10/util/ThreadLocalDebugInfo.h>
 #include <torch/csrc/profiler/util.h>
 
+#include "bridge/buffer_lock.h"
 #include "bridge/c10d_group.h"
+#include "bridge/record_scopes.h"
 #include "bridge/torch_version.h"
 
 #include "chakrashim/immortal.h"
+#include "chakrashim/string_table.h"
 #include "writers/et_records.h"
 
 namespace chakrashim::bridge {
@@ -103,15 +106,15 @@ std::vector<writers::EtThreadStream> EtRecords::streams() const {
 // --- one thread's buffer -----------------------------------------------------
 
 struct EtRecorder::ThreadBuffer {
-  std::mutex mutex;
+  BufferLock lock;
   EtThreadRecords records;
   std::vector<std::uint8_t> scratch;  // one record, built before it is committed
   // The caches below index records.strings: take() empties it and sets
-  // this, under `mutex`, so that the next record starts them over.
+  // this, under `lock`, so that the next record starts them over.
   bool caches_stale = false;
 
   // Interned strings: text -> index into records.strings.
-  std::unordered_map<std::string, std::uint32_t> index;
+  StringMap<std::uint32_t> index;
   // An op's name and schema by its (name, overload name) pointers, which
   // for a dispatcher op point into its registered FunctionSchema: looked
   // up once per operator. A slot array in front of the map: most ops find
@@ -134,7 +137,9 @@ struct EtRecorder::ThreadBuffer {
   std::unordered_map<std::pair<const char*, const char*>, OpSlot, PtrPairHash> ops;
   // Small caches: a job has few dtypes, devices and tag kinds.
   std::vector<std::pair<const char*, std::uint32_t>> dtypes;
-  std::vector<std::pair<std::int32_t, std::uint32_t>> devices;
+  std::vector<std::pair<std::int64_t, std::uint32_t>> devices;
+  std::int64_t last_device_key = -1;  // none: a key is never negative
+  std::uint32_t last_device = 0;
   std::uint32_t none_tag = et::kNoString;
 
   std::uint64_t new_bytes = 0;  // strings interned since the last charge
@@ -149,11 +154,12 @@ struct EtRecorder::ThreadBuffer {
     ops.clear();
     dtypes.clear();
     devices.clear();
+    last_device_key = -1;
     none_tag = et::kNoString;
   }
 
   std::uint32_t intern(std::string_view text) {
-    auto it = index.find(std::string(text));
+    auto it = index.find(text);
     if (it != index.end()) return it->second;
     const auto i = static_cast<std::uint32_t>(records.strings.size());
     records.strings.emplace_back(text);
@@ -209,14 +215,23 @@ struct EtRecorder::ThreadBuffer {
     return i;
   }
 
+  // Inline for the common case, a tensor on the same device as the last.
   std::uint32_t device(const c10::Device& d) {
-    const std::int32_t key = (static_cast<std::int32_t>(d.type()) << 16) |
-                             static_cast<std::uint16_t>(d.index());
+    const std::int64_t key = (static_cast<std::int64_t>(d.type()) << 16) | static_cast<std::uint16_t>(d.index());
+    if (key == last_device_key) return last_device;
+    return device_slow(d, key);
+  }
+  __attribute__((noinline)) std::uint32_t device_slow(const c10::Device& d, std::int64_t key) {
+    std::uint32_t index = et::kNoString;
     for (const auto& [k, i] : devices)
-      if (k == key) return i;
-    const std::uint32_t i = intern(d.str());
-    devices.emplace_back(key, i);
-    return i;
+      if (k == key) index = i;
+    if (index == et::kNoString) {
+      index = intern(d.str());
+      devices.emplace_back(key, index);
+    }
+    last_device_key = key;
+    last_device = index;
+    return index;
   }
 };
 
@@ -233,25 +248,34 @@ void put_value(et::Encoder& e, B& b, const c10::IValue& v) {
     std::uint8_t flags = 0;
     if (t.defined() && concrete) flags |= et::kTensorShape;
     if (impl->has_storage() && concrete) flags |= et::kTensorStorage;
-    e.value_kind(et::ValueKind::tensor);
-    e.u8(flags);
-    e.u32(b.dtype(t.dtype().name()));
-    e.u64(reinterpret_cast<std::uintptr_t>(impl));
+    // What is interned first: the fields then go in one run (Fields).
+    const std::uint32_t dtype = b.dtype(t.dtype().name());
+    const std::uint32_t device = (flags & et::kTensorStorage) ? b.device(impl->device()) : 0;
+    c10::IntArrayRef sizes, strides;
+    std::size_t dims = 0;
     if (flags & et::kTensorShape) {
-      const auto sizes = impl->sizes();
-      const auto strides = impl->strides();
-      const std::size_t dims = std::min<std::size_t>(sizes.size(), et::kMaxDims);
-      e.u8(static_cast<std::uint8_t>(dims));
-      for (std::size_t i = 0; i < dims; ++i) e.i64(sizes[i]);
-      for (std::size_t i = 0; i < dims; ++i) e.i64(strides[i]);
+      sizes = impl->sizes();
+      strides = impl->strides();
+      dims = std::min<std::size_t>(sizes.size(), et::kMaxDims);
+    }
+    auto f = e.reserve(1 + 1 + 4 + 8 + 1 + 16 * dims + 4 * 8 + 4);
+    f.value_kind(et::ValueKind::tensor);
+    f.u8(flags);
+    f.u32(dtype);
+    f.u64(reinterpret_cast<std::uintptr_t>(impl));
+    if (flags & et::kTensorShape) {
+      f.u8(static_cast<std::uint8_t>(dims));
+      for (std::size_t i = 0; i < dims; ++i) f.i64(sizes[i]);
+      for (std::size_t i = 0; i < dims; ++i) f.i64(strides[i]);
     }
     if (flags & et::kTensorStorage) {
-      e.u64(reinterpret_cast<std::uintptr_t>(impl->storage().data()));
-      e.u64(static_cast<std::uint64_t>(impl->storage_offset()));
-      e.u64(static_cast<std::uint64_t>(impl->numel()));
-      e.u64(static_cast<std::uint64_t>(impl->itemsize()));
-      e.u32(b.device(impl->device()));
+      f.u64(reinterpret_cast<std::uintptr_t>(impl->storage().data()));
+      f.u64(static_cast<std::uint64_t>(impl->storage_offset()));
+      f.u64(static_cast<std::uint64_t>(impl->numel()));
+      f.u64(static_cast<std::uint64_t>(impl->itemsize()));
+      f.u32(device);
     }
+    e.commit(f);
     return;
   }
   if (v.isTuple()) {
@@ -353,7 +377,7 @@ void EtRecorder::add(MemoryBudget* budget) {
   if (added()) return;
   begin(budget);
   start_handle_ = at::addGlobalCallback(
-      at::RecordFunctionCallback(&on_start).needsInputs(true).needsIds(true));
+      at::RecordFunctionCallback(&on_start).needsInputs(true).needsIds(true).scopes(traced_scopes()));
   at::disableCallback(start_handle_);
   added_.store(true, std::memory_order_release);
 }
@@ -368,7 +392,8 @@ void EtRecorder::add_shared(MemoryBudget* budget) {
 void EtRecorder::add_end_callback() {
   if (!added() || ends_ops()) return;
   end_handle_.store(at::addGlobalCallback(
-      at::RecordFunctionCallback(&no_start, &on_end).needsOutputs(true).needsIds(true)));
+      at::RecordFunctionCallback(&no_start, &on_end).needsOutputs(true).needsIds(true).scopes(
+          traced_scopes())));
 }
 
 void EtRecorder::enable() {
@@ -409,7 +434,7 @@ EtRecords EtRecorder::take() {
     // the buffers were locked let a thread that recorded in between start
     // its caches over into strings then taken, and index the emptied
     // vector in the next window (issue #34).
-    std::lock_guard<std::mutex> inner(b->mutex);
+    std::lock_guard<BufferLock> inner(b->lock);
     if (!b->records.chunks.empty()) out.threads.push_back(std::move(b->records));
     b->records = {};
     b->caches_stale = true;
@@ -444,11 +469,10 @@ bool EtRecorder::commit(ThreadBuffer& b, std::size_t n) {
 // The frame of both callbacks: the thread's buffer under its lock, one
 // record encoded into its scratch and appended whole, or nothing at all.
 template <typename Encode>
-void EtRecorder::encode_record(Encode&& encode) {
+void EtRecorder::encode_record(ThreadBuffer& b, Encode&& encode) {
   // Over CHAKRA_MAX_MEMORY: the window is being cut; nothing more is kept.
   if (budget_ && budget_->exhausted()) return;
-  ThreadBuffer& b = local();
-  std::lock_guard<std::mutex> lock(b.mutex);
+  std::lock_guard<BufferLock> lock(b.lock);
   if (b.caches_stale) b.reset_caches();
   et::Encoder e(b.scratch, et::Encoder::Scratch{});
   try {
@@ -462,17 +486,10 @@ void EtRecorder::encode_record(Encode&& encode) {
   commit(b, e.size());
 }
 
-void EtRecorder::record_start(const at::RecordFunction& fn) {
-  encode_record([&](et::Encoder& e, ThreadBuffer& b) {
+void EtRecorder::record_start(const at::RecordFunction& fn, ThreadBuffer& buffer) {
+  encode_record(buffer, [&](et::Encoder& e, ThreadBuffer& b) {
     const auto& op = b.op(fn);
     e.begin(et::RecordKind::start, seq_.fetch_add(1, std::memory_order_relaxed));
-    e.u64(fn.handle());
-    e.u64(fn.threadId());
-    e.u64(fn.forwardThreadId());
-    e.i64(fn.seqNr());
-    e.u8(static_cast<std::uint8_t>(fn.scope()));
-    e.u32(op.name_index);
-    e.u32(op.schema);
     const auto inputs = fn.inputs();
     const std::size_t n = fn.num_inputs();
     // torch's checkFunctionInputsForLogging: a boxed kernel's stack may hold
@@ -480,14 +497,27 @@ void EtRecorder::record_start(const at::RecordFunction& fn) {
     const bool logged = n <= inputs.size();
     std::uint8_t flags = logged ? et::kInputsLogged : 0;
     // Triton kernels (torch.compile) pass their backend, file and stream as
-    // keyword inputs; torch's observer writes them.
-    const auto kwinputs = fn.kwinputs();
+    // keyword inputs; torch's observer writes them. Only records named by a
+    // string carry keyword inputs (torch's before() overloads that take
+    // them; the dispatcher's, which name an operator, never do), and
+    // kwinputs() returns a copy of the map: about 80 instructions an op.
+    std::unordered_map<std::string, c10::IValue> kwinputs;
+    if (op.schema == 0) kwinputs = fn.kwinputs();
     const auto backend = kwinputs.find("kernel_backend");
     const bool kernel = logged && backend != kwinputs.end() && backend->second.isString();
     if (kernel) flags |= et::kKernelInfo;
-    e.u8(flags);
+    auto f = e.reserve(3 * 8 + 8 + 1 + 2 * 4 + 1 + 4);
+    f.u64(fn.handle());
+    f.u64(fn.threadId());
+    f.u64(fn.forwardThreadId());
+    f.i64(fn.seqNr());
+    f.u8(static_cast<std::uint8_t>(fn.scope()));
+    f.u32(op.name_index);
+    f.u32(op.schema);
+    f.u8(flags);
+    if (logged) f.u32(static_cast<std::uint32_t>(n));
+    e.commit(f);
     if (logged) {
-      e.u32(static_cast<std::uint32_t>(n));
       for (std::size_t i = inputs.size() - n; i < inputs.size(); ++i) put_value(e, b, inputs[i]);
       if (op.c10d) b.groups.note(fn.handle(), inputs.data() + (inputs.size() - n), n);
     }
@@ -512,11 +542,9 @@ void EtRecorder::record_start(const at::RecordFunction& fn) {
   });
 }
 
-void EtRecorder::record_end(const at::RecordFunction& fn) {
-  encode_record([&](et::Encoder& e, ThreadBuffer& b) {
+void EtRecorder::record_end(const at::RecordFunction& fn, ThreadBuffer& buffer) {
+  encode_record(buffer, [&](et::Encoder& e, ThreadBuffer& b) {
     e.begin(et::RecordKind::end, seq_.fetch_add(1, std::memory_order_relaxed));
-    e.u64(fn.handle());
-    e.u64(fn.threadId());
     const auto& outputs = fn.outputs();
     const std::size_t n = fn.num_outputs();
     const bool logged = n <= outputs.size();
@@ -526,9 +554,13 @@ void EtRecorder::record_end(const at::RecordFunction& fn) {
     // A c10d op's process group (c10d_group.h), as comm attrs.
     const auto group = b.groups.take(fn.handle());
     if (logged && !comm && !group.empty()) flags |= et::kCommAttrs;
-    e.u8(flags);
+    auto f = e.reserve(2 * 8 + 1 + 4);
+    f.u64(fn.handle());
+    f.u64(fn.threadId());
+    f.u8(flags);
+    if (logged) f.u32(static_cast<std::uint32_t>(n));
+    e.commit(f);
     if (logged) {
-      e.u32(static_cast<std::uint32_t>(n));
       for (std::size_t i = outputs.size() - n; i < outputs.size(); ++i)
         put_value(e, b, outputs[i]);
     }

@@ -17,7 +17,7 @@
 // end too, or the step's own Optimizer.step node would be lost: the end
 // callback calls Capture::on_recorder_op_end once it has recorded.
 //
-// Threads: the callbacks touch only the calling thread's buffer (its mutex
+// Threads: the callbacks touch only the calling thread's buffer (its lock
 // is uncontended but for take()), one process-wide atomic sequence number,
 // and atomics of this object.
 #pragma once
@@ -83,31 +83,39 @@ class EtRecorder {
   // Moves every thread's records out, with the header (after remove()).
   EtRecords take();
   // In a forked child: never record again, never touch a buffer (another
-  // thread of the parent may have held its mutex at fork), never touch
+  // thread of the parent may have held its lock at fork), never touch
   // torch's callback table (its mutex, likewise). Flags only.
   void silence_in_forked_child();
   // Records the budget refused (the window was cut for memory).
   std::uint64_t records_refused() const { return refused_.load(); }
 
   // --- the callbacks' work (et_recorder.cpp) ---
-  void record_start(const at::RecordFunction& fn);
-  void record_end(const at::RecordFunction& fn);
+  // One thread's records and caches (opaque outside et_recorder.cpp).
+  struct ThreadBuffer;
+  // The calling thread's buffer. A thread_local lookup: a caller that keeps
+  // its own per-thread state may keep the reference there (callbacks.cpp);
+  // the buffer lives as long as the process.
+  ThreadBuffer& local();
+  void record_start(const at::RecordFunction& fn) { record_start(fn, local()); }
+  void record_end(const at::RecordFunction& fn) { record_end(fn, local()); }
+  // `b`: this thread's buffer, from local().
+  void record_start(const at::RecordFunction& fn, ThreadBuffer& b);
+  void record_end(const at::RecordFunction& fn, ThreadBuffer& b);
 
  private:
-  struct ThreadBuffer;
   struct Lease;
   // add()'s and add_shared()'s common part: the budget and the header.
   void begin(MemoryBudget* budget);
-  ThreadBuffer& local();
   // A recording thread ends: its buffer, records and all, goes to the next
   // thread that records (Lease's destructor).
   void release(std::shared_ptr<ThreadBuffer> buffer);
   // Appends the thread's scratch record (its first `n` bytes); false if
   // the budget refused.
   bool commit(ThreadBuffer& b, std::size_t n);
-  // Runs encode(Encoder&, ThreadBuffer&) for one record and commits it.
+  // Runs encode(Encoder&, ThreadBuffer&) for one record into `b` and
+  // commits it.
   template <typename Encode>
-  void encode_record(Encode&& encode);
+  void encode_record(ThreadBuffer& b, Encode&& encode);
 
   std::atomic<bool> enabled_{false};
   std::atomic<bool> dead_{false};

@@ -66,7 +66,7 @@ const std::string* SpanStore::ThreadBuffer::intern(const char* name, std::uint64
   // the same address may hold another name later: the text is compared.
   Cached& slot = cache[(reinterpret_cast<std::uintptr_t>(name) >> 4) % kCache];
   if (slot.pointer == name && std::strcmp(slot.interned->c_str(), name) == 0) return slot.interned;
-  auto it = names.find(name);  // a std::string of the name: only on a miss
+  auto it = names.find(std::string_view(name));  // only on a miss: no copy
   if (it == names.end()) {
     it = names.emplace(name).first;
     new_bytes += it->capacity() + 64;
@@ -76,17 +76,17 @@ const std::string* SpanStore::ThreadBuffer::intern(const char* name, std::uint64
 }
 
 bool SpanStore::add(ThreadBuffer& b, const SpanRecord& span, bool past_cap) {
-  std::lock_guard<SpanLock> lock(b.lock);
+  std::lock_guard<BufferLock> lock(b.lock);
   return add_locked(b, span, past_cap);
 }
 
 void SpanStore::open(ThreadBuffer& b, OpenSpan& span) {
-  std::lock_guard<SpanLock> lock(b.lock);
+  std::lock_guard<BufferLock> lock(b.lock);
   b.open.push_back(&span);
 }
 
 bool SpanStore::end(ThreadBuffer& b, OpenSpan& span, const SpanRecord& record, bool past_cap) {
-  std::lock_guard<SpanLock> lock(b.lock);
+  std::lock_guard<BufferLock> lock(b.lock);
   // Ops end innermost first on a thread: searched from the back.
   for (std::size_t i = b.open.size(); i-- > 0;)
     if (b.open[i] == &span) {
@@ -131,7 +131,7 @@ std::vector<ThreadSpans> SpanStore::take_all(std::int64_t edge_ns) {
   std::vector<ThreadSpans> all;
   std::lock_guard<std::mutex> lock(registry_mutex_);
   for (const auto& b : buffers_) {
-    std::lock_guard<SpanLock> inner(b->lock);
+    std::lock_guard<BufferLock> inner(b->lock);
     // Ops open across the edge end there (their op still runs, so its name
     // is alive: its end waits for this lock). One that began after the edge
     // (another thread's, while the window closed), or whose start time is

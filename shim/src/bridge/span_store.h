@@ -16,16 +16,17 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <string>
 #include <string_view>
 #include <unordered_set>
 #include <utility>
 #include <vector>
 
+#include "bridge/buffer_lock.h"
 #include "bridge/page_allocator.h"
 #include "chakrashim/events.h"
 #include "chakrashim/memory_budget.h"
+#include "chakrashim/string_table.h"
 
 namespace chakrashim::bridge {
 
@@ -85,23 +86,6 @@ struct ThreadSpans {
   HostSpan expand(const CompactSpan& s) const;
 };
 
-// A lock for one thread's buffer: taken by that thread per span and by the
-// stepping thread once at disarm, so almost never contended. A spin lock,
-// inline: an uncontended std::mutex costs a call into libpthread and about
-// 40 instructions each way on every op. Never taken in a signal handler;
-// a forked child never records (Capture::dead), so a lock held by another
-// thread at fork is never waited for there.
-class SpanLock {
- public:
-  void lock() {
-    while (flag_.test_and_set(std::memory_order_acquire)) std::this_thread::yield();
-  }
-  void unlock() { flag_.clear(std::memory_order_release); }
-
- private:
-  std::atomic_flag flag_ = ATOMIC_FLAG_INIT;
-};
-
 class SpanStore {
  public:
   class ThreadBuffer;
@@ -145,11 +129,11 @@ class SpanStore {
 
   class ThreadBuffer {
     friend class SpanStore;
-    SpanLock lock;
+    BufferLock lock;
     ThreadSpans spans;
     // Node-based: the strings never move, so spans may point at them. Kept
     // across windows (names are few), never taken.
-    std::unordered_set<std::string> names;
+    StringSet names;
     // torch's name pointer -> its interned copy: an op's name is the same
     // pointer at every call, so most spans find theirs here without hashing
     // the text. The text is compared too: a name torch owned and freed may
