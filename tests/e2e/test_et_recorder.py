@@ -6,6 +6,7 @@ pass `chakrashim check` and `chakrashim link`. Also: the memory cap, a
 SIGTERM in mid-window, and forked DataLoader workers with the native
 recorder (files complete and valid, or absent).
 """
+import json
 import os
 import signal
 import subprocess
@@ -108,6 +109,17 @@ class EtRecorderParity(ParityCase):
 
     def test_user_threads(self):
         self.parity("threads.py", ["6"], *LOOSE)
+
+    def test_torchscript_functions(self):
+        # Each call of a TorchScript function is a TORCHSCRIPT_FUNCTION
+        # record, which the op callback observes (record_scopes.h): in the
+        # ET as in torch's, and as a span in the device trace.
+        native_dir = self.parity("scripted_fn.py", ["5"])
+        et_path, device_path = capture_files(native_dir)
+        self.assertIn("bias_gelu", {n["name"] for n in et_parity.load(et_path)["nodes"]})
+        with open(device_path) as f:
+            events = json.load(f)["traceEvents"]
+        self.assertTrue(any(e.get("name") == "bias_gelu" and e.get("cat") == "cpu_op" for e in events))
 
     def test_sigterm_in_mid_window(self):
         # Both captures end at SIGTERM after step 6: the steps both completed
