@@ -41,17 +41,20 @@ struct Tensor {
   std::uint64_t offset = 0, numel = 6, itemsize = 4;
   std::string dtype = "float", device = "cpu";
   bool defined = true, has_storage = true;
+  bool row_major = false;  // strides left out (kTensorRowMajor), as the recorder writes a contiguous one
 };
 
 void put_tensor(Thread& t, Encoder& e, const Tensor& x) {
   e.value_kind(ValueKind::tensor);
-  e.u8((x.defined ? kTensorShape : 0) | (x.has_storage ? kTensorStorage : 0));
+  e.u8((x.defined ? kTensorShape : 0) | (x.has_storage ? kTensorStorage : 0) |
+       (x.defined && x.row_major ? kTensorRowMajor : 0));
   e.u32(t.s(x.dtype));
   e.u64(x.impl);
   if (x.defined) {
     e.u8(static_cast<std::uint8_t>(x.sizes.size()));
     for (auto v : x.sizes) e.i64(v);
-    for (auto v : x.strides) e.i64(v);
+    if (!x.row_major)
+      for (auto v : x.strides) e.i64(v);
   }
   if (x.has_storage) {
     e.u64(x.storage);
@@ -295,6 +298,55 @@ TEST(EtJsonWriter, UndefinedTensorAndNoStorage) {
   EXPECT_EQ(n["inputs"]["values"], json::parse(R"J([[4,0,0,0,0,""]])J"));
   EXPECT_EQ(n["inputs"]["shapes"], json::parse("[[]]"));
   EXPECT_EQ(n["inputs"]["types"], json::parse(R"J(["Tensor(nullptr (uninitialized))"])J"));
+}
+
+// A tensor recorded without its strides (row-major: the recorder left them
+// out) gets torch's contiguous strides back, a size of 0 counting as 1; its
+// neighbours' fields read on.
+TEST(EtJsonWriter, RowMajorStridesAreRebuiltAsTorchComputesThem) {
+  Thread t;
+  Tensor a{0x100, 0x200, {4, 0, 3}, {}};
+  a.row_major = true;
+  Tensor b{0x300, 0x400, {2, 1, 5, 7}, {}};
+  b.row_major = true;
+  Tensor scalar{0x500, 0x600, {}, {}};
+  scalar.row_major = true;
+  Tensor transposed{0x700, 0x200, {3, 2}, {1, 3}};
+  start(t, {.seq = 1, .handle = 1}, [&](Encoder& e) {
+    for (const Tensor* x : {&a, &b, &scalar, &transposed}) put_tensor(t, e, *x);
+    return 4u;
+  });
+  end(t, 2, 1);
+  const json n = write({&t})["nodes"][1];
+  EXPECT_EQ(n["inputs"]["shapes"], json::parse("[[4,0,3],[2,1,5,7],[],[3,2]]"));
+  EXPECT_EQ(n["inputs"]["strides"], json::parse("[[3,3,1],[35,35,7,1],[],[1,3]]"));
+  // The last tensor's fields read on after three without strides: its
+  // storage is the first one's, then offset, numel, itemsize and device.
+  const json& last = n["inputs"]["values"][3];
+  EXPECT_EQ(last[1], n["inputs"]["values"][0][1]);
+  EXPECT_EQ(json(std::vector<json>(last.begin() + 2, last.end())), json::parse(R"J([0,6,4,"cpu"])J"));
+}
+
+// The recorder's test and the writer's rebuild are one function: strides
+// are left out exactly where they equal what the writer makes of the sizes.
+TEST(EtRecords, RowMajorStridesAreTorchsContiguousOnes) {
+  auto strides_of = [](std::vector<std::int64_t> sizes) {
+    std::vector<std::int64_t> out(sizes.size());
+    row_major_strides(sizes.data(), sizes.size(), [&](std::size_t i, std::int64_t s) {
+      out[i] = s;
+      return true;
+    });
+    return out;
+  };
+  EXPECT_EQ(strides_of({2, 3}), (std::vector<std::int64_t>{3, 1}));
+  EXPECT_EQ(strides_of({4, 0, 3}), (std::vector<std::int64_t>{3, 3, 1}));
+  EXPECT_EQ(strides_of({}), (std::vector<std::int64_t>{}));
+  EXPECT_EQ(strides_of({1, 1, 8}), (std::vector<std::int64_t>{8, 8, 1}));
+  // A test that stops early stops the walk.
+  int calls = 0;
+  const std::vector<std::int64_t> sizes{5, 6, 7};
+  EXPECT_FALSE(row_major_strides(sizes.data(), 3, [&](std::size_t, std::int64_t) { return ++calls < 2; }));
+  EXPECT_EQ(calls, 2);
 }
 
 // Type names come from the string table: a quote, a backslash or a newline

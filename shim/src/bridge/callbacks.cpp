@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <type_traits>
 
 #include <torch/csrc/profiler/util.h>
 
@@ -96,7 +97,11 @@ struct SpanContext final : at::ObserverContext {
 // What the op callbacks keep per thread, in one thread_local: in a
 // dlopen'ed library each distinct thread_local costs a call to
 // __tls_get_addr, so each callback reaches this state once and hands it on
-// (to the span's context, to the native ET recorder).
+// (to the span's context, to the native ET recorder). Trivial to construct
+// and destroy, so that reaching it takes no guard (a thread_local with a
+// destructor costs a second __tls_get_addr at every access, for its
+// initialization flag): its free blocks are freed at thread exit by
+// SpanThreadExit, made when its list first gets a block.
 struct SpanThread {
   struct Node {
     Node* next;
@@ -114,20 +119,47 @@ struct SpanThread {
   // a buffer another thread may have leased since, under that buffer's
   // lock: still whole, and the records carry their own thread's id.
   EtRecorder::ThreadBuffer* et = nullptr;
-  ~SpanThread() {
-    while (free_head) {
-      Node* n = free_head;
-      free_head = n->next;
+  bool exit_hooked = false;  // SpanThreadExit exists for this thread
+};
+static_assert(std::is_trivially_destructible_v<SpanThread>);
+constinit thread_local SpanThread t_span;
+
+// Frees the thread's free SpanContext blocks as it ends; a block freed on
+// it later (in another thread_local's destructor) goes back to the heap.
+struct SpanThreadExit {
+  ~SpanThreadExit() {
+    SpanThread& t = t_span;
+    while (t.free_head) {
+      SpanThread::Node* n = t.free_head;
+      t.free_head = n->next;
       ::operator delete(n);
     }
+    t.free_count = SpanThread::kMaxFree;
   }
 };
-thread_local SpanThread t_span;
+
+void hook_thread_exit(SpanThread& t) {
+  thread_local SpanThreadExit at_exit;
+  (void)at_exit;
+  t.exit_hooked = true;
+}
+
+// This thread's SpanThread, its address looked up once. GCC treats the
+// address of a thread_local in a dlopen'ed library (a __tls_get_addr call)
+// as cheap to compute again, and did so at every use of a reference to it
+// (six calls an op); the empty asm hides where the pointer came from, so
+// the compiler keeps it in a register instead.
+inline SpanThread& this_thread_state() {
+  SpanThread* p = &t_span;
+  asm("" : "+r"(p));
+  return *p;
+}
 
 void SpanContext::operator delete(void* p) noexcept {
   if (!p) return;
-  SpanThread& t = t_span;
+  SpanThread& t = this_thread_state();
   if (t.free_count < SpanThread::kMaxFree) {
+    if (!t.exit_hooked) hook_thread_exit(t);
     auto* n = static_cast<SpanThread::Node*>(p);
     n->next = t.free_head;
     t.free_head = n;
@@ -214,7 +246,7 @@ std::unique_ptr<at::ObserverContext> span_start_on(const at::RecordFunction& fn,
 }
 
 std::unique_ptr<at::ObserverContext> span_start(const at::RecordFunction& fn) {
-  return span_start_on(fn, t_span);
+  return span_start_on(fn, this_thread_state());
 }
 
 void span_end(const at::RecordFunction& fn, at::ObserverContext* ctx_ptr) {
@@ -269,7 +301,7 @@ void span_end(const at::RecordFunction& fn, at::ObserverContext* ctx_ptr) {
 // recorded before the span's start time is read, the outputs after its end
 // time; then the deferred window boundary, which the recorder's end ran.
 std::unique_ptr<at::ObserverContext> op_start_with_et(const at::RecordFunction& fn) {
-  SpanThread& t = t_span;
+  SpanThread& t = this_thread_state();
   EtRecorder& recorder = EtRecorder::instance();
   if (recorder.enabled()) recorder.record_start(fn, et_buffer(t, recorder));
   return span_start_on(fn, t);
@@ -280,7 +312,7 @@ void op_end_with_et(const at::RecordFunction& fn, at::ObserverContext* ctx) {
   EtRecorder& recorder = EtRecorder::instance();
   // The ending thread's buffer, as ever: an async record may end on
   // another thread than it started on.
-  if (recorder.enabled()) recorder.record_end(fn, et_buffer(t_span, recorder));
+  if (recorder.enabled()) recorder.record_end(fn, et_buffer(this_thread_state(), recorder));
   Capture::instance().on_recorder_op_end(fn);
 }
 

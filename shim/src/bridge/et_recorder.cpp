@@ -137,6 +137,8 @@ struct EtRecorder::ThreadBuffer {
   std::unordered_map<std::pair<const char*, const char*>, OpSlot, PtrPairHash> ops;
   // Small caches: a job has few dtypes, devices and tag kinds.
   std::vector<std::pair<const char*, std::uint32_t>> dtypes;
+  const char* last_dtype_name = nullptr;  // the name's address: one per dtype, static
+  std::uint32_t last_dtype = 0;
   std::vector<std::pair<std::int64_t, std::uint32_t>> devices;
   std::int64_t last_device_key = -1;  // none: a key is never negative
   std::uint32_t last_device = 0;
@@ -153,6 +155,7 @@ struct EtRecorder::ThreadBuffer {
     for (auto& s : slots) s = OpSlot{};
     ops.clear();
     dtypes.clear();
+    last_dtype_name = nullptr;
     devices.clear();
     last_device_key = -1;
     none_tag = et::kNoString;
@@ -205,14 +208,23 @@ struct EtRecorder::ThreadBuffer {
 
   // TypeMeta::name() is a c10::string_view up to torch 2.6 and a
   // std::string_view from 2.7: both convert through data() and size().
+  // Inline for the common case, a tensor of the last one's dtype.
   template <typename View>
   std::uint32_t dtype(const View& view) {
-    const std::string_view name(view.data(), view.size());
+    if (view.data() == last_dtype_name) return last_dtype;
+    return dtype_slow(std::string_view(view.data(), view.size()));
+  }
+  __attribute__((noinline)) std::uint32_t dtype_slow(std::string_view name) {
+    std::uint32_t index = et::kNoString;
     for (const auto& [p, i] : dtypes)
-      if (p == name.data()) return i;
-    const std::uint32_t i = intern(name);
-    dtypes.emplace_back(name.data(), i);
-    return i;
+      if (p == name.data()) index = i;
+    if (index == et::kNoString) {
+      index = intern(name);
+      dtypes.emplace_back(name.data(), index);
+    }
+    last_dtype_name = name.data();
+    last_dtype = index;
+    return index;
   }
 
   // Inline for the common case, a tensor on the same device as the last.
@@ -237,47 +249,61 @@ struct EtRecorder::ThreadBuffer {
 
 namespace {
 
-// torch's convertIValue, minus the text: what it reads, in the order it
-// reads it.
 template <typename B>
-void put_value(et::Encoder& e, B& b, const c10::IValue& v) {
-  if (v.isTensor()) {
-    const at::Tensor& t = v.toTensor();
-    c10::TensorImpl* impl = t.unsafeGetTensorImpl();
-    const bool concrete = !impl->has_symbolic_sizes_strides();
-    std::uint8_t flags = 0;
-    if (t.defined() && concrete) flags |= et::kTensorShape;
-    if (impl->has_storage() && concrete) flags |= et::kTensorStorage;
-    // What is interned first: the fields then go in one run (Fields).
-    const std::uint32_t dtype = b.dtype(t.dtype().name());
-    const std::uint32_t device = (flags & et::kTensorStorage) ? b.device(impl->device()) : 0;
-    c10::IntArrayRef sizes, strides;
-    std::size_t dims = 0;
-    if (flags & et::kTensorShape) {
-      sizes = impl->sizes();
-      strides = impl->strides();
-      dims = std::min<std::size_t>(sizes.size(), et::kMaxDims);
-    }
-    auto f = e.reserve(1 + 1 + 4 + 8 + 1 + 16 * dims + 4 * 8 + 4);
-    f.value_kind(et::ValueKind::tensor);
-    f.u8(flags);
-    f.u32(dtype);
-    f.u64(reinterpret_cast<std::uintptr_t>(impl));
-    if (flags & et::kTensorShape) {
-      f.u8(static_cast<std::uint8_t>(dims));
-      for (std::size_t i = 0; i < dims; ++i) f.i64(sizes[i]);
-      for (std::size_t i = 0; i < dims; ++i) f.i64(strides[i]);
-    }
-    if (flags & et::kTensorStorage) {
-      f.u64(reinterpret_cast<std::uintptr_t>(impl->storage().data()));
-      f.u64(static_cast<std::uint64_t>(impl->storage_offset()));
-      f.u64(static_cast<std::uint64_t>(impl->numel()));
-      f.u64(static_cast<std::uint64_t>(impl->itemsize()));
-      f.u32(device);
-    }
-    e.commit(f);
-    return;
+inline void put_value(et::Encoder& e, B& b, const c10::IValue& v);
+
+// A tensor's fields: the common value, inlined into the records' loops
+// (the rest, recursive and rare, is a function of its own: in one, the
+// tensor path paid the whole function's register saves at every value).
+template <typename B>
+__attribute__((always_inline)) inline void put_tensor(et::Encoder& e, B& b, const at::Tensor& t) {
+  c10::TensorImpl* impl = t.unsafeGetTensorImpl();
+  const bool concrete = !impl->has_symbolic_sizes_strides();
+  std::uint8_t flags = 0;
+  if (t.defined() && concrete) flags |= et::kTensorShape;
+  if (impl->has_storage() && concrete) flags |= et::kTensorStorage;
+  // What is interned first: the fields then go in one run (Fields).
+  const std::uint32_t dtype = b.dtype(t.dtype().name());
+  const std::uint32_t device = (flags & et::kTensorStorage) ? b.device(impl->device()) : 0;
+  c10::IntArrayRef sizes, strides;
+  std::size_t dims = 0;
+  if (flags & et::kTensorShape) {
+    sizes = impl->sizes();
+    strides = impl->strides();
+    dims = std::min<std::size_t>(sizes.size(), et::kMaxDims);
+    // Strides a contiguous tensor's: left out, the writer rebuilds them.
+    // (Compared here, not asked of torch: is_contiguous() may call into a
+    // tensor subclass, and its answer ignores size-1 dims' strides.)
+    if (dims == sizes.size() && strides.size() == sizes.size() &&
+        et::row_major_strides(sizes.data(), dims,
+                              [&](std::size_t i, std::int64_t s) { return strides[i] == s; }))
+      flags |= et::kTensorRowMajor;
   }
+  auto f = e.reserve(1 + 1 + 4 + 8 + 1 + 16 * dims + 4 * 8 + 4);
+  f.value_kind(et::ValueKind::tensor);
+  f.u8(flags);
+  f.u32(dtype);
+  f.u64(reinterpret_cast<std::uintptr_t>(impl));
+  if (flags & et::kTensorShape) {
+    f.u8(static_cast<std::uint8_t>(dims));
+    for (std::size_t i = 0; i < dims; ++i) f.i64(sizes[i]);
+    if (!(flags & et::kTensorRowMajor))
+      for (std::size_t i = 0; i < dims; ++i) f.i64(strides[i]);
+  }
+  if (flags & et::kTensorStorage) {
+    f.u64(reinterpret_cast<std::uintptr_t>(impl->storage().data()));
+    f.u64(static_cast<std::uint64_t>(impl->storage_offset()));
+    f.u64(static_cast<std::uint64_t>(impl->numel()));
+    f.u64(static_cast<std::uint64_t>(impl->itemsize()));
+    f.u32(device);
+  }
+  e.commit(f);
+}
+
+// Every other value: torch's convertIValue, minus the text: what it reads,
+// in the order it reads it.
+template <typename B>
+__attribute__((noinline)) void put_other(et::Encoder& e, B& b, const c10::IValue& v) {
   if (v.isTuple()) {
     const auto& items = v.toTupleRef().elements();
     e.value_kind(et::ValueKind::tuple);
@@ -319,6 +345,14 @@ void put_value(et::Encoder& e, B& b, const c10::IValue& v) {
       e.u32(b.intern(v.tagKind()));
     }
   }
+}
+
+template <typename B>
+__attribute__((always_inline)) inline void put_value(et::Encoder& e, B& b, const c10::IValue& v) {
+  if (v.isTensor())
+    put_tensor(e, b, v.toTensor());
+  else
+    put_other(e, b, v);
 }
 
 }  // namespace
@@ -467,14 +501,19 @@ bool EtRecorder::commit(ThreadBuffer& b, std::size_t n) {
 }
 
 // The frame of both callbacks: the thread's buffer under its lock, one
-// record encoded into its scratch and appended whole, or nothing at all.
+// record kept whole, or nothing at all. The record is encoded in place, at
+// the free end of the thread's last chunk, and kept by moving the chunk's
+// end past it (a copy from a scratch cost about 75 instructions an op); one
+// that does not fit there moves into the scratch as it grows, and is
+// appended from it (to a fresh chunk where needed).
 template <typename Encode>
 void EtRecorder::encode_record(ThreadBuffer& b, Encode&& encode) {
   // Over CHAKRA_MAX_MEMORY: the window is being cut; nothing more is kept.
   if (budget_ && budget_->exhausted()) return;
   std::lock_guard<BufferLock> lock(b.lock);
   if (b.caches_stale) b.reset_caches();
-  et::Encoder e(b.scratch, et::Encoder::Scratch{});
+  RecordChunk* chunk = b.records.chunks.empty() ? nullptr : &b.records.chunks.back();
+  et::Encoder e(b.scratch, et::Encoder::InPlace{chunk ? chunk->tail() : nullptr, chunk ? chunk->room() : 0});
   try {
     encode(e, b);
     e.close();
@@ -483,7 +522,19 @@ void EtRecorder::encode_record(ThreadBuffer& b, Encode&& encode) {
     // this op gets no node.
     return;
   }
-  commit(b, e.size());
+  if (e.spilled()) {
+    commit(b, e.size());
+    return;
+  }
+  // In place (so `chunk` is not null: with no room the first field spills).
+  // What it interned is charged; refused, the record is not kept.
+  const std::uint64_t charge = b.new_bytes;
+  b.new_bytes = 0;
+  if (charge != 0 && budget_ && !budget_->try_charge(charge)) {
+    refused_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  chunk->advance(e.size());
 }
 
 void EtRecorder::record_start(const at::RecordFunction& fn, ThreadBuffer& buffer) {
@@ -503,7 +554,8 @@ void EtRecorder::record_start(const at::RecordFunction& fn, ThreadBuffer& buffer
     // kwinputs() returns a copy of the map: about 80 instructions an op.
     std::unordered_map<std::string, c10::IValue> kwinputs;
     if (op.schema == 0) kwinputs = fn.kwinputs();
-    const auto backend = kwinputs.find("kernel_backend");
+    // Looked up only in a map with keys (a find makes a std::string of the key).
+    const auto backend = kwinputs.empty() ? kwinputs.end() : kwinputs.find("kernel_backend");
     const bool kernel = logged && backend != kwinputs.end() && backend->second.isString();
     if (kernel) flags |= et::kKernelInfo;
     auto f = e.reserve(3 * 8 + 8 + 1 + 2 * 4 + 1 + 4);

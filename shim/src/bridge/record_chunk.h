@@ -21,6 +21,12 @@ class RecordChunk {
 
   bool fits(std::size_t n) const { return used_ + n <= capacity_; }
   void append(const std::uint8_t* p, std::size_t n);
+  // Writing in place: the free bytes after the records, and taking `n` of
+  // them as written (the recorder encodes a record there when it fits, and
+  // copies it from its scratch otherwise).
+  std::uint8_t* tail() { return base_ + used_; }
+  std::size_t room() const { return capacity_ - used_; }
+  void advance(std::size_t n) { used_ += n; }
   const std::uint8_t* data() const { return base_; }
   std::size_t size() const { return used_; }
 

@@ -1,5 +1,6 @@
 #include "writers/et_json_writer.h"
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -210,13 +211,24 @@ class Replay {
         if (flags & et::kTensorShape) {
           const std::uint8_t dims = c.u8();
           std::string sizes = "[", strides = "[";
+          std::array<std::int64_t, et::kMaxDims> size_of;  // [0, dims) written before read
           for (int i = 0; i < dims; ++i) {
             if (i) sizes += ',';
-            append_int(sizes, c.i64());
+            size_of[i] = c.i64();
+            append_int(sizes, size_of[i]);
+          }
+          std::array<std::int64_t, et::kMaxDims> stride_of;
+          if (flags & et::kTensorRowMajor) {
+            et::row_major_strides(size_of.data(), dims, [&](std::size_t i, std::int64_t s) {
+              stride_of[i] = s;
+              return true;
+            });
+          } else {
+            for (int i = 0; i < dims; ++i) stride_of[i] = c.i64();
           }
           for (int i = 0; i < dims; ++i) {
             if (i) strides += ',';
-            append_int(strides, c.i64());
+            append_int(strides, stride_of[i]);
           }
           t.shape = sizes + "]";
           t.stride = strides + "]";

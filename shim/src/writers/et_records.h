@@ -35,7 +35,7 @@ namespace chakrashim::writers::et {
 enum class RecordKind : std::uint8_t { start = 1, end = 2 };
 
 enum class ValueKind : std::uint8_t {
-  tensor = 0,  // u8 flags | u32 dtype | u64 impl | [u8 dims | i64 sizes | i64 strides]
+  tensor = 0,  // u8 flags | u32 dtype | u64 impl | [u8 dims | i64 sizes | [i64 strides]]
                // | [u64 storage | u64 offset | u64 numel | u64 itemsize | u32 device]
   list = 1,    // u32 n | value*n  (torch's GenericList; at most kMaxListItems kept)
   tuple = 2,   // u32 n | value*n
@@ -50,6 +50,25 @@ enum class ValueKind : std::uint8_t {
 // Tensor flags.
 inline constexpr std::uint8_t kTensorShape = 1;    // defined, concrete sizes: dims follow
 inline constexpr std::uint8_t kTensorStorage = 2;  // has storage, concrete: storage part follows
+// With kTensorShape: the strides are left out, being row_major_strides of
+// the sizes (a contiguous tensor's, as torch computes them): most tensors.
+inline constexpr std::uint8_t kTensorRowMajor = 4;
+
+// A contiguous tensor's strides as torch computes them (c10's
+// contiguous_strides: a size below 1 counts as 1), in unsigned arithmetic
+// so that the recorder's test and the writer's rebuild agree bit for bit
+// even where a product wraps. Calls out(i, stride) for each dim, last first;
+// returns early (false) where out does.
+template <typename Size, typename Out>
+bool row_major_strides(const Size* sizes, std::size_t dims, Out&& out) {
+  std::uint64_t stride = 1;
+  for (std::size_t i = dims; i-- > 0;) {
+    if (!out(i, static_cast<std::int64_t>(stride))) return false;
+    const auto size = static_cast<std::int64_t>(sizes[i]);
+    stride *= static_cast<std::uint64_t>(size > 1 ? size : 1);
+  }
+  return true;
+}
 // Start flags.
 inline constexpr std::uint8_t kInputsLogged = 1;  // torch's checkFunctionInputsForLogging held
 inline constexpr std::uint8_t kKernelInfo = 2;
@@ -78,6 +97,18 @@ class Encoder {
   struct Scratch {};
   Encoder(std::vector<std::uint8_t>& scratch, Scratch)
       : out_(scratch), base_(scratch.data()), room_(scratch.size()), reuse_(true) {}
+  // Writes one record in place, into `room` bytes at `at` (the free end of
+  // the recorder's chunk: no copy from a scratch afterwards). A record that
+  // outgrows them moves, what it wrote so far and all, into `scratch`
+  // (then spilled(): the record is the scratch's first size() bytes, and
+  // the bytes at `at` are nothing).
+  struct InPlace {
+    std::uint8_t* at;
+    std::size_t room;
+  };
+  Encoder(std::vector<std::uint8_t>& scratch, InPlace place)
+      : out_(scratch), base_(place.at), room_(place.room), reuse_(true), in_place_(true) {}
+  bool spilled() const { return moved_; }
   ~Encoder() {
     if (!reuse_) out_.resize(size_);
   }
@@ -170,9 +201,17 @@ class Encoder {
     std::memcpy(base_ + size_, &v, sizeof v);
     size_ += sizeof v;
   }
-  // Rare (the scratch keeps its size between records).
+  // Rare (the scratch keeps its size between records; in place, a record
+  // larger than the chunk's free end).
   void grow(std::size_t n) {
-    out_.resize(std::max(2 * out_.size(), size_ + n + 256));
+    if (in_place_ && !moved_) {
+      // Out of the chunk, into the scratch: what was written comes along.
+      if (out_.size() < size_ + n + 256) out_.resize(std::max(2 * out_.size(), size_ + n + 256));
+      if (size_ != 0) std::memcpy(out_.data(), base_, size_);
+      moved_ = true;
+    } else {
+      out_.resize(std::max(2 * out_.size(), size_ + n + 256));
+    }
     base_ = out_.data();
     room_ = out_.size();
   }
@@ -186,6 +225,8 @@ class Encoder {
   std::size_t size_ = 0;  // bytes written; out_ may be longer (room to write)
   std::size_t start_ = 0;
   bool reuse_ = false;
+  bool in_place_ = false;  // began at an InPlace
+  bool moved_ = false;     // ... and moved to the scratch (grow)
 };
 
 // Reads fields back; every read is bounds-checked (a short or corrupt record
