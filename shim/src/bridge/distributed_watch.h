@@ -76,6 +76,7 @@ class DistributedWatch {
   bool ever_answered_ = false;
   bool exiting_ = false;
   bool no_thread_ = false;  // a thread could not be started: never asked again
+  bool waiting_for_question_ = false;  // the watch thread waits for requested_ (request wakes it)
 };
 
 }  // namespace chakrashim::bridge

@@ -22,7 +22,7 @@ struct PageAllocator {
   PageAllocator(const PageAllocator<U>&) {}
 
   T* allocate(std::size_t n) {
-    void* p = ::mmap(nullptr, n * sizeof(T), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+    void* p = ::mmap(nullptr, n * sizeof(T), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
                      -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
     return static_cast<T*>(p);

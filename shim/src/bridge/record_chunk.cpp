@@ -8,7 +8,7 @@
 namespace chakrashim::bridge {
 
 RecordChunk::RecordChunk(std::size_t capacity) {
-  void* p = ::mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* p = ::mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
   base_ = static_cast<std::uint8_t*>(p);
   capacity_ = capacity;
