@@ -9,6 +9,7 @@
 // and under chakrashim's spans (0), and under spans with the native ET (1).
 #include <ATen/record_function.h>
 
+#include <unordered_set>
 #include <vector>
 
 namespace {
@@ -19,19 +20,27 @@ std::vector<at::CallbackHandle> g_handles;
 std::unique_ptr<at::ObserverContext> start(const at::RecordFunction&) { return nullptr; }
 void end(const at::RecordFunction&, at::ObserverContext*) {}
 
+// The scopes chakrashim's op callback observes (shim/src/bridge/record_scopes.h:
+// every scope a server build of torch raises): a callback on the four
+// mobile-only ones too costs torch more at every backward node.
+const std::unordered_set<at::RecordScope, std::hash<at::RecordScope>> kScopes{
+    at::RecordScope::FUNCTION,          at::RecordScope::BACKWARD_FUNCTION,
+    at::RecordScope::TORCHSCRIPT_FUNCTION, at::RecordScope::USER_SCOPE,
+    at::RecordScope::STATIC_RUNTIME_OP, at::RecordScope::STATIC_RUNTIME_MODEL};
 }  // namespace
 
 extern "C" void floor_on(int mode) {
   if (!g_handles.empty()) return;
-  auto first = at::RecordFunctionCallback(&start, &end).needsIds(true);
+  auto first = at::RecordFunctionCallback(&start, &end).needsIds(true).scopes(kScopes);
   // Mode 2: the least any ET recorder on RecordFunction needs, one callback
   // that sees inputs and outputs.
   if (mode == 2) first.needsInputs(true).needsOutputs(true);
   g_handles.push_back(at::addGlobalCallback(first));
   if (mode == 1) {
-    g_handles.push_back(at::addGlobalCallback(at::RecordFunctionCallback(&start).needsInputs(true).needsIds(true)));
     g_handles.push_back(
-        at::addGlobalCallback(at::RecordFunctionCallback(&start, &end).needsOutputs(true).needsIds(true)));
+        at::addGlobalCallback(at::RecordFunctionCallback(&start).needsInputs(true).needsIds(true).scopes(kScopes)));
+    g_handles.push_back(at::addGlobalCallback(
+        at::RecordFunctionCallback(&start, &end).needsOutputs(true).needsIds(true).scopes(kScopes)));
   }
 }
 

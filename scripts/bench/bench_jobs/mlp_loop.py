@@ -2,7 +2,7 @@
 hundred ops a step, a few hundred microseconds), SGD, fixed data.
 
   python mlp_loop.py --steps N --out FILE [--profiler START END]
-                     [--floor START END --floor-lib LIB [--floor-mode M]]
+                     [--with-et PATH] [--floor START END --floor-lib LIB [--floor-mode M]]
                      [--region A B --region-lib LIB] [--wait-for-hooks] [--hooks-floor]
 
 Writes each step's wall time (seconds, one per line) to FILE. With
@@ -33,6 +33,9 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--steps", type=int, required=True)
 ap.add_argument("--out", required=True)
 ap.add_argument("--profiler", nargs=2, type=int)
+ap.add_argument("--with-et", metavar="PATH",
+                help="with --profiler: torch's ExecutionTraceObserver too, writing PATH (NeMo's way to both "
+                     "traces: its chakra_profile block)")
 ap.add_argument("--with-modules", action="store_true",
                 help="with --profiler: with_stack and with_modules, as a user wanting module names would")
 ap.add_argument("--floor", nargs=2, type=int)
@@ -73,8 +76,13 @@ prof = None
 times = []
 for step in range(args.steps):
     if args.profiler and step == args.profiler[0]:
+        et = None
+        if args.with_et:
+            et = torch.profiler.ExecutionTraceObserver()
+            et.register_callback(args.with_et)
         prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
-                                      with_stack=args.with_modules, with_modules=args.with_modules)
+                                      with_stack=args.with_modules, with_modules=args.with_modules,
+                                      execution_trace_observer=et)
         prof.__enter__()
     if floor is not None and step == args.floor[0]:
         floor.floor_on(args.floor_mode)
