@@ -76,6 +76,7 @@ log() { echo "[variants] $*"; }
 asan_tests='^[A-Z]|^unit\.|^preload\.(exports|runpath|inert|readme_vars)$|^e2e\.(window|exit_and_files|signals|cupti|et_recorder|disk_faults|on_demand)$'
 asan_only="window:test_the_schedule_2_9_1_2 window:test_a_job_that_ends_before_end
   exit_and_files:test_sys_exit_in_mid_window exit_and_files:test_an_uncaught_exception_in_mid_window
+  exit_and_files:test_an_exception_while_torch_distributed_is_asked
   exit_and_files:test_gzip_writes exit_and_files:test_an_unwritable_trace_dir_is_one_line
   signals:test_sigterm_finalizes_the_files signals:test_the_flush_signal_writes_the_files
   cupti:test_kernels_and_memcpys_are_linked cupti:test_the_buffer_cap_drops

@@ -78,6 +78,20 @@ class ExitAndFiles(CaptureCase):
         self.assertEqual(cap.et_steps(), [2, 3])
         self.assert_check_passes()
 
+    def test_an_exception_while_torch_distributed_is_asked_lets_the_question_finish_first(self):
+        # The watch thread waits for the GIL (the job holds it) when the job
+        # fails: our atexit callback releases the GIL until the question is
+        # answered, so that Python's finalization never ends that thread in
+        # PyGILState_Ensure (pthread_exit through our frames: CI's ASan
+        # variant reported it as a stack overflow, 2026-12-07).
+        r = run_job("exit_mid_window.py", ["raise_while_asked"],
+                    job_env(self.trace_dir, CHAKRA_START_STEP=2, CHAKRA_END_STEP=6, CHAKRA_LOG_LEVEL="debug"))
+        self.assert_ran(r, rc=1)
+        self.assertIn("RuntimeError: the job failed in mid-window", r.stderr)
+        self.assertIn("Python finalizes: the torch.distributed question under way was let finish", r.stderr)
+        self.assertEqual(Capture(self.trace_dir).et_steps(), [2, 3])
+        self.assert_check_passes()
+
     # Op spans at half of torch.profiler's cost, goal 4: a job that ends
     # right after a completed step used to get an empty ProfilerStep#N+1
     # (interpreter teardown, up to 500 ms) and partial_last_step N+1.

@@ -109,10 +109,13 @@ class Capture {
   // The process is exiting (atexit, registered after the ET's add).
   void at_exit();
   // Python's atexit callbacks run (python_exit.h; main thread, GIL held):
-  // SIGINT/SIGTERM stay with the window's relay through Python's
-  // finalization. False if `ignore_in_python` left a Python error set.
+  // the torch.distributed watch asks Python no more (a question under way
+  // finishes first: distributed_watch.h), and SIGINT/SIGTERM stay with the
+  // window's relay through Python's finalization. False if
+  // `ignore_in_python` left a Python error set.
   bool keep_signals_through_python_exit(int (*ignore_in_python)(int sig)) {
     if (dead()) return true;
+    distributed_.stop_before_python_finalizes();
     return signals_.at_python_exit(ignore_in_python);
   }
 

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "bridge/bridge_log.h"
+#include "bridge/python_api.h"
 #include "bridge/python_query.h"
 
 namespace chakrashim::bridge {
@@ -136,6 +137,24 @@ void DistributedWatch::stop_for_exit() {
   cv_.notify_all();
 }
 
+void DistributedWatch::stop_before_python_finalizes() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  exiting_ = true;
+  cv_.notify_all();
+  if (!in_query_) return;
+  const PythonApi& py = python();
+  if (!py.save_thread || !py.restore_thread || !py.gil_check || py.gil_check() == 0) return;
+  lock.unlock();
+  void* state = py.save_thread();
+  lock.lock();
+  // A question takes a fraction of a millisecond once it has the GIL.
+  const bool done = cv_.wait_for(lock, std::chrono::seconds(2), [&] { return !in_query_; });
+  lock.unlock();
+  py.restore_thread(state);
+  log_debug(done ? "Python finalizes: the torch.distributed question under way was let finish"
+                 : "Python finalizes: the torch.distributed question under way did not finish in 2 s");
+}
+
 void DistributedWatch::run() {
   for (;;) {
     std::uint64_t target = 0;
@@ -166,6 +185,7 @@ void DistributedWatch::run() {
         replay = latest_;
       } else if (requested_ > answered_) {
         target = requested_;
+        in_query_ = true;  // set under the lock that exiting_ is set under
       } else {
         continue;  // woken early by finish(), nothing asked
       }
@@ -184,11 +204,13 @@ void DistributedWatch::run() {
     std::function<void(const std::string&)> on_answer;
     {
       std::lock_guard<std::mutex> lock(mutex_);
+      in_query_ = false;  // stop_before_python_finalizes waits for this
       last_answer_ = Clock::now();
       ever_answered_ = true;
       if (answer) latest_ = answer;
       on_answer = on_answer_;
     }
+    cv_.notify_all();
     if (answer && on_answer) on_answer(*answer);
     {
       std::lock_guard<std::mutex> lock(mutex_);

@@ -50,6 +50,13 @@ class DistributedWatch {
   void finish();
   // The process is exiting: no more questions to Python.
   void stop_for_exit();
+  // Python's atexit callbacks run (the calling thread holds the GIL): no
+  // more questions, and one under way is let finish first, the GIL released
+  // meanwhile (bounded), so that the watch thread is never inside Python,
+  // nor waiting for its GIL, when the finalization begins: CPython ends such
+  // a thread with pthread_exit, unwinding our frames (ASan reported that
+  // unwinding as a stack overflow in CI's variant, 2026-12-07).
+  void stop_before_python_finalizes();
 
  private:
   void run();
@@ -77,6 +84,7 @@ class DistributedWatch {
   bool exiting_ = false;
   bool no_thread_ = false;  // a thread could not be started: never asked again
   bool waiting_for_question_ = false;  // the watch thread waits for requested_ (request wakes it)
+  bool in_query_ = false;  // the watch thread is in distributed_info_json (or about to be)
 };
 
 }  // namespace chakrashim::bridge

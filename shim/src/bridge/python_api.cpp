@@ -17,6 +17,8 @@ PythonApi load() {
   PythonApi a;
   bind(a.gil_ensure, "PyGILState_Ensure");
   bind(a.gil_release, "PyGILState_Release");
+  bind(a.save_thread, "PyEval_SaveThread");
+  bind(a.restore_thread, "PyEval_RestoreThread");
   bind(a.gil_check, "PyGILState_Check");
   bind(a.is_initialized, "Py_IsInitialized");
   bind(a.is_finalizing, "Py_IsFinalizing");

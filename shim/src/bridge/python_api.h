@@ -71,6 +71,8 @@ struct PythonApi {
   Obj (*long_from_long)(long) = nullptr;                       // PyLong_FromLong
   Obj (*tuple_pack)(long, ...) = nullptr;                      // PyTuple_Pack (ssize_t n, ...)
   int (*add_pending_call)(int (*)(void*), void*) = nullptr;    // Py_AddPendingCall
+  Obj (*save_thread)() = nullptr;                              // PyEval_SaveThread (the GIL's holder)
+  void (*restore_thread)(Obj) = nullptr;                       // PyEval_RestoreThread
   Obj none = nullptr;                                          // &_Py_NoneStruct
 
   bool usable() const;
