@@ -45,6 +45,7 @@ import tempfile
 from bench_common import interleaved, job_parser, plain_env
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT_DIR = os.path.dirname(os.path.dirname(HERE))
 JOB = os.path.join(HERE, "bench_jobs", "mlp_loop.py")
 
 
@@ -100,7 +101,7 @@ def build_floor_lib(tmp):
     cmd = [cxx, "-O2", "-shared", "-fPIC", "-std=c++17",
            "-D_GLIBCXX_USE_CXX11_ABI=%d" % int(torch._C._GLIBCXX_USE_CXX11_ABI), "-o", lib,
            os.path.join(HERE, "bench_jobs", "floor_callback.cpp")]
-    cmd += ["-I" + p for p in ext.include_paths()]
+    cmd += ["-I" + p for p in ext.include_paths()] + ["-I" + os.path.join(ROOT_DIR, "shim", "src")]
     cmd += ["-L" + p for p in ext.library_paths()] + ["-Wl,-rpath," + p for p in ext.library_paths()]
     cmd += ["-lc10", "-ltorch_cpu"]
     r = subprocess.run(cmd, capture_output=True, text=True)

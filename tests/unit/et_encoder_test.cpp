@@ -96,22 +96,21 @@ TEST(EtEncoder, AScratchIsWrittenFromItsStartAndKeptAsRoom) {
 TEST(EtEncoder, ReservedFieldsWriteWhatCheckedFieldsWriteAndOnlyThat) {
   auto encode = [](Encoder& e, bool reserved, std::size_t payload) {
     e.begin(RecordKind::start, 42);
+    // The same fields through either writer (Encoder or Encoder::Fields).
+    auto fields = [&](auto& w) {
+      w.u8(7);
+      w.u32(0xA1B2C3D4u);
+      w.i64(-5);
+      w.u64(0x0102030405060708ull);
+      w.u32(static_cast<std::uint32_t>(payload));
+      for (std::size_t i = 0; i < payload; ++i) w.u64(i);
+    };
     if (reserved) {
       auto f = e.reserve(1 + 4 + 8 + 8 + 4 + 8 * payload + 512);  // more than it writes
-      f.u8(7);
-      f.u32(0xA1B2C3D4u);
-      f.i64(-5);
-      f.u64(0x0102030405060708ull);
-      f.u32(static_cast<std::uint32_t>(payload));
-      for (std::size_t i = 0; i < payload; ++i) f.u64(i);
+      fields(f);
       e.commit(f);
     } else {
-      e.u8(7);
-      e.u32(0xA1B2C3D4u);
-      e.i64(-5);
-      e.u64(0x0102030405060708ull);
-      e.u32(static_cast<std::uint32_t>(payload));
-      for (std::size_t i = 0; i < payload; ++i) e.u64(i);
+      fields(e);
     }
     e.u8(9);  // a checked field after the reserved run
     e.close();

@@ -9,8 +9,9 @@
 // and under chakrashim's spans (0), and under spans with the native ET (1).
 #include <ATen/record_function.h>
 
-#include <unordered_set>
 #include <vector>
+
+#include "bridge/record_scopes.h"  // shim/src, on the include path (bench_spans.py)
 
 namespace {
 
@@ -20,13 +21,10 @@ std::vector<at::CallbackHandle> g_handles;
 std::unique_ptr<at::ObserverContext> start(const at::RecordFunction&) { return nullptr; }
 void end(const at::RecordFunction&, at::ObserverContext*) {}
 
-// The scopes chakrashim's op callback observes (shim/src/bridge/record_scopes.h:
+// The scopes chakrashim's op callback observes (bridge/record_scopes.h:
 // every scope a server build of torch raises): a callback on the four
 // mobile-only ones too costs torch more at every backward node.
-const std::unordered_set<at::RecordScope, std::hash<at::RecordScope>> kScopes{
-    at::RecordScope::FUNCTION,          at::RecordScope::BACKWARD_FUNCTION,
-    at::RecordScope::TORCHSCRIPT_FUNCTION, at::RecordScope::USER_SCOPE,
-    at::RecordScope::STATIC_RUNTIME_OP, at::RecordScope::STATIC_RUNTIME_MODEL};
+const auto& kScopes = chakrashim::bridge::traced_scopes();
 }  // namespace
 
 extern "C" void floor_on(int mode) {

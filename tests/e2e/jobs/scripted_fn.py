@@ -10,6 +10,8 @@ import sys
 
 import torch
 
+from tiny_training import train_step
+
 steps = int(sys.argv[1]) if len(sys.argv) > 1 else 5
 torch.manual_seed(0)
 torch.set_num_threads(1)
@@ -38,8 +40,5 @@ opt = torch.optim.SGD(model.parameters(), lr=0.05)
 x = torch.randn(8, 16)
 y = torch.randn(8, 4)
 for step in range(steps):
-    loss = torch.nn.functional.mse_loss(model(x), y)
-    opt.zero_grad()
-    loss.backward()
-    opt.step()
+    loss = train_step(model, opt, x, y)
     print(f"step {step} loss {loss.item():.6f}")
